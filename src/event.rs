@@ -1,0 +1,85 @@
+//! Events the host reports to the application's hook, for logs and metrics.
+//!
+//! The hook is the crate's only channel to the application's logging, so
+//! that the crate needs no logging dependency. No event ever carries a bearer,
+//! a capability URL or a session id: an event may be written anywhere.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Something that happened on the host.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A tool call was admitted and its handler is about to run.
+    CallStarted {
+        /// The tool's name.
+        tool: String,
+    },
+    /// A handler returned (or panicked).
+    CallFinished {
+        /// The tool's name.
+        tool: String,
+        /// How long the handler ran.
+        duration: Duration,
+        /// What it came to.
+        outcome: CallResult,
+    },
+    /// A call named a tool the surface does not list; no handler ran.
+    UnknownTool {
+        /// The name the client asked for.
+        tool: String,
+    },
+    /// A request was refused for lack of a valid bearer.
+    AuthRefused {
+        /// Why, without the presented credential.
+        reason: AuthRefusal,
+    },
+    /// A request was refused before reaching the protocol, or the protocol
+    /// refused it.
+    BadRequest {
+        /// The HTTP status sent.
+        status: u16,
+        /// What was wrong, as told to the client.
+        message: String,
+    },
+    /// The application's surface misbehaved: `list_tools` panicked, or listed
+    /// a tool that breaks the naming rules or repeats a name.
+    SurfaceFault {
+        /// What happened.
+        message: String,
+    },
+}
+
+/// How a call that reached its handler ended.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum CallResult {
+    /// The handler succeeded.
+    Success,
+    /// The handler declined, with the reason it gave the model.
+    Declined {
+        /// The reason sent to the model.
+        reason: String,
+    },
+    /// The handler failed or panicked; the model got a generic error.
+    Failed {
+        /// The detail the model did not see.
+        detail: String,
+    },
+}
+
+/// Why a request's credential was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AuthRefusal {
+    /// No `Authorization` header (and no capability URL).
+    Missing,
+    /// A credential that is not `Bearer <token>` in the host's format.
+    Malformed,
+    /// A well-formed bearer that no live session holds: unknown, or revoked.
+    Unknown,
+}
+
+/// The application's event hook, shared by every worker.
+pub(crate) type EventHook = Arc<dyn Fn(&Event) + Send + Sync>;

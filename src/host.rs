@@ -1,0 +1,403 @@
+//! The host: configuration, the listener, the worker pool and shutdown.
+//!
+//! `bind` opens the listener before it returns, so a URL handed out right
+//! after is already connectable. Each worker thread loops on tiny_http's
+//! `recv`; a request is handled start to end on the worker that took it.
+//! Shutdown cancels running calls, wakes every worker, joins them, and waits
+//! until the port refuses connections, so a caller can rebind it at once.
+
+use std::fmt;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use crate::error::Error;
+use crate::event::{Event, EventHook};
+use crate::http::{self, Transport};
+use crate::mcp::Service;
+use crate::session::{lock, Endpoint, SessionTable, ToolSession};
+use crate::surface::ToolSurface;
+
+/// The default number of worker threads: calls are blocking, so a few spare
+/// workers keep `ping` and `tools/list` answered while handlers run.
+pub const DEFAULT_WORKERS: usize = 8;
+
+/// The default largest request body (4 MiB).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
+
+/// How a [`ToolHost`] is set up. Every setting has a working default.
+///
+/// ```
+/// use toolhost::HostConfig;
+///
+/// let config = HostConfig::default()
+///     .server_name("myapp")
+///     .server_version("1.2.0")
+///     .instructions("Tools of the myapp editor. Prefer `search` before `open`.")
+///     .workers(4)
+///     .on_event(|event| eprintln!("toolhost: {event:?}"));
+/// # let _ = config;
+/// ```
+#[derive(Clone)]
+pub struct HostConfig {
+    addr: SocketAddr,
+    allow_non_loopback: bool,
+    name: String,
+    version: String,
+    title: Option<String>,
+    instructions: Option<String>,
+    workers: usize,
+    hook: Option<EventHook>,
+    allowed_origins: Vec<String>,
+    capability_urls: bool,
+    max_body_bytes: usize,
+}
+
+impl Default for HostConfig {
+    fn default() -> HostConfig {
+        HostConfig {
+            addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
+            allow_non_loopback: false,
+            name: "toolhost".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            title: None,
+            instructions: None,
+            workers: DEFAULT_WORKERS,
+            hook: None,
+            allowed_origins: Vec::new(),
+            capability_urls: false,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+}
+
+impl HostConfig {
+    /// The address to listen on; `127.0.0.1:0` (a free loopback port) by
+    /// default. A non-loopback address also needs
+    /// [`HostConfig::allow_non_loopback`].
+    #[must_use]
+    pub fn bind_addr(mut self, addr: SocketAddr) -> HostConfig {
+        self.addr = addr;
+        self
+    }
+
+    /// Permits a non-loopback [`HostConfig::bind_addr`]. Bearers still guard
+    /// every request, but anyone who can reach the address can try them, and
+    /// traffic is plain HTTP.
+    #[must_use]
+    pub fn allow_non_loopback(mut self) -> HostConfig {
+        self.allow_non_loopback = true;
+        self
+    }
+
+    /// The server's name in `initialize` and in the ACP entry (`toolhost` by
+    /// default). Agents often prefix tool names with it.
+    #[must_use]
+    pub fn server_name(mut self, name: impl Into<String>) -> HostConfig {
+        self.name = name.into();
+        self
+    }
+
+    /// The server's version in `initialize` (this crate's version by default).
+    #[must_use]
+    pub fn server_version(mut self, version: impl Into<String>) -> HostConfig {
+        self.version = version.into();
+        self
+    }
+
+    /// A display title for the server (sent from revision 2025-06-18 on).
+    #[must_use]
+    pub fn server_title(mut self, title: impl Into<String>) -> HostConfig {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Instructions for the model, sent in the `initialize` result.
+    #[must_use]
+    pub fn instructions(mut self, instructions: impl Into<String>) -> HostConfig {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// How many worker threads serve requests ([`DEFAULT_WORKERS`] by
+    /// default). Each running handler holds one.
+    #[must_use]
+    pub fn workers(mut self, workers: usize) -> HostConfig {
+        self.workers = workers;
+        self
+    }
+
+    /// Calls `hook` for every [`Event`]. The hook runs on the worker that
+    /// handles the request, so it should be quick.
+    #[must_use]
+    pub fn on_event(mut self, hook: impl Fn(&Event) + Send + Sync + 'static) -> HostConfig {
+        self.hook = Some(Arc::new(hook));
+        self
+    }
+
+    /// Accepts requests whose `Origin` header is exactly `origin` (for
+    /// example `https://app.example`). Loopback origins are always accepted;
+    /// any other origin gets 403, which is what stops DNS rebinding.
+    #[must_use]
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> HostConfig {
+        self.allowed_origins.push(origin.into());
+        self
+    }
+
+    /// Also serves each session at `/cap/<token>/mcp`, a URL that carries the
+    /// secret itself, for clients that cannot send an `Authorization` header
+    /// (see [`ToolSession::capability_url`]). Off by default: a URL leaks
+    /// more easily than a header (shell history, process lists, logs of the
+    /// client), so enable it only for clients that need it.
+    #[must_use]
+    pub fn capability_urls(mut self, enabled: bool) -> HostConfig {
+        self.capability_urls = enabled;
+        self
+    }
+
+    /// The largest request body accepted, in bytes ([`DEFAULT_MAX_BODY_BYTES`]
+    /// by default); larger ones get 413.
+    #[must_use]
+    pub fn max_body_bytes(mut self, bytes: usize) -> HostConfig {
+        self.max_body_bytes = bytes;
+        self
+    }
+}
+
+impl fmt::Debug for HostConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HostConfig")
+            .field("addr", &self.addr)
+            .field("name", &self.name)
+            .field("workers", &self.workers)
+            .field("capability_urls", &self.capability_urls)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A running MCP endpoint on loopback, serving the surfaces of its sessions.
+///
+/// ```
+/// use serde_json::json;
+/// use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
+///
+/// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
+/// let surface = StaticSurface::new().tool(
+///     Tool::new("shout", "Uppercase the input text.").input_schema(json!({
+///         "type": "object",
+///         "properties": {"text": {"type": "string"}},
+///         "required": ["text"],
+///     })),
+///     |args, _ctx| ToolOutcome::text(args["text"].as_str().unwrap_or("").to_uppercase()),
+/// )?;
+/// let session = host.open_session(surface);
+/// println!("connect to {} with {}", session.url(), "the session's authorization()");
+/// drop(session); // the bearer is dead from here on
+/// host.shutdown();
+/// # Ok::<(), toolhost::Error>(())
+/// ```
+pub struct ToolHost {
+    addr: SocketAddr,
+    table: Arc<SessionTable>,
+    endpoint: Arc<Endpoint>,
+    server: Mutex<Option<Arc<tiny_http::Server>>>,
+    workers: Mutex<Vec<JoinHandle<()>>>,
+    stopping: Arc<AtomicBool>,
+}
+
+impl ToolHost {
+    /// Starts listening and spawns the workers. Returns once the listener
+    /// accepts connections.
+    pub fn bind(config: HostConfig) -> Result<ToolHost, Error> {
+        if !config.addr.ip().is_loopback() && !config.allow_non_loopback {
+            return Err(Error::NonLoopback { addr: config.addr });
+        }
+        if config.workers == 0 {
+            return Err(Error::InvalidConfig {
+                setting: "workers",
+                problem: "a host needs at least one worker thread".into(),
+            });
+        }
+        let bind_error = |source| Error::Bind {
+            addr: config.addr,
+            source,
+        };
+        let listener = TcpListener::bind(config.addr).map_err(bind_error)?;
+        let listener = with_nodelay(listener).map_err(bind_error)?;
+        let addr = listener.local_addr().map_err(bind_error)?;
+        let server = tiny_http::Server::from_listener(listener, None)
+            .map_err(|err| bind_error(io::Error::other(err.to_string())))?;
+        let server = Arc::new(server);
+
+        let table = Arc::new(SessionTable::new());
+        let url_ip = if addr.ip().is_unspecified() {
+            IpAddr::V4(Ipv4Addr::LOCALHOST)
+        } else {
+            addr.ip()
+        };
+        let endpoint = Arc::new(Endpoint {
+            origin: format!("http://{}", SocketAddr::new(url_ip, addr.port())),
+            server_name: config.name.clone(),
+            capability_urls: config.capability_urls,
+        });
+        let transport = Arc::new(Transport {
+            table: Arc::clone(&table),
+            service: Service {
+                name: config.name,
+                version: config.version,
+                title: config.title,
+                instructions: config.instructions,
+                hook: config.hook,
+            },
+            ip: addr.ip(),
+            port: addr.port(),
+            allowed_origins: config.allowed_origins,
+            capability_urls: config.capability_urls,
+            max_body_bytes: config.max_body_bytes,
+        });
+        let stopping = Arc::new(AtomicBool::new(false));
+        let host = ToolHost {
+            addr,
+            table,
+            endpoint,
+            server: Mutex::new(Some(Arc::clone(&server))),
+            workers: Mutex::new(Vec::with_capacity(config.workers)),
+            stopping: Arc::clone(&stopping),
+        };
+        for n in 0..config.workers {
+            let server = Arc::clone(&server);
+            let transport = Arc::clone(&transport);
+            let stopping = Arc::clone(&stopping);
+            let worker = thread::Builder::new()
+                .name(format!("toolhost-worker-{n}"))
+                .spawn(move || work(&server, &transport, &stopping))
+                .map_err(Error::Spawn)?;
+            lock(&host.workers).push(worker);
+        }
+        Ok(host)
+    }
+
+    /// The address the host listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The MCP endpoint URL, e.g. `http://127.0.0.1:40123/mcp`.
+    pub fn url(&self) -> String {
+        format!("{}/mcp", self.endpoint.origin)
+    }
+
+    /// Publishes `surface` behind a fresh 256-bit bearer. The returned guard
+    /// is the session: drop it to revoke the bearer.
+    ///
+    /// # Panics
+    /// When the operating system's random source fails (see
+    /// [`ToolSession`]); no bearer can be minted safely then.
+    pub fn open_session(&self, surface: impl ToolSurface + 'static) -> ToolSession {
+        ToolSession::open(
+            Arc::clone(&self.table),
+            Arc::clone(&self.endpoint),
+            Box::new(surface),
+        )
+    }
+
+    /// How many sessions are live (opened and not yet dropped).
+    pub fn open_sessions(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Stops serving: flags running calls as cancelled, wakes and joins every
+    /// worker, and closes the listener. Calling it again does nothing.
+    ///
+    /// Requests already queued are answered first; a connection kept alive
+    /// by a client gets no further answers and should be closed by it.
+    pub fn shutdown(&self) {
+        if self.stopping.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        self.table.cancel_all("the host is shutting down");
+        let workers = std::mem::take(&mut *lock(&self.workers));
+        if let Some(server) = lock(&self.server).as_ref() {
+            for _ in 0..workers.len() {
+                server.unblock();
+            }
+        }
+        for worker in workers {
+            // A worker that panicked has nothing left to clean up.
+            let _ = worker.join();
+        }
+        // The last reference: dropping it stops tiny_http's accept thread,
+        // which then closes the listening socket.
+        lock(&self.server).take();
+        wait_until_closed(self.addr);
+    }
+}
+
+impl fmt::Debug for ToolHost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolHost")
+            .field("addr", &self.addr)
+            .field("open_sessions", &self.open_sessions())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for ToolHost {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+fn work(server: &tiny_http::Server, transport: &Transport, stopping: &AtomicBool) {
+    loop {
+        match server.recv() {
+            Ok(request) => {
+                // Handlers are already isolated; this guards against a bug in
+                // the host itself costing more than the one request (tiny_http
+                // answers a dropped request with 500).
+                let _ = catch_unwind(AssertUnwindSafe(|| http::serve(transport, request)));
+            }
+            Err(_) if stopping.load(Ordering::SeqCst) => return,
+            Err(_) => {}
+        }
+    }
+}
+
+/// Sets `TCP_NODELAY` on the listening socket; Linux and the BSDs copy it to
+/// every accepted socket. Without it, a response written in more than one
+/// piece meets the client's delayed ACK and waits ~40 ms.
+#[cfg(unix)]
+fn with_nodelay(listener: TcpListener) -> io::Result<TcpListener> {
+    use std::os::fd::OwnedFd;
+    // std exposes TCP_NODELAY only on streams; on a socket descriptor the
+    // option is the same either way.
+    let socket = TcpStream::from(OwnedFd::from(listener));
+    socket.set_nodelay(true)?;
+    Ok(TcpListener::from(OwnedFd::from(socket)))
+}
+
+#[cfg(not(unix))]
+fn with_nodelay(listener: TcpListener) -> io::Result<TcpListener> {
+    Ok(listener)
+}
+
+/// Waits (at most a second) until connecting to `addr` is refused, which
+/// means tiny_http's accept thread has dropped the listener.
+fn wait_until_closed(addr: SocketAddr) {
+    let deadline = Instant::now() + Duration::from_secs(1);
+    let target = if addr.ip().is_unspecified() {
+        SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), addr.port())
+    } else {
+        addr
+    };
+    while Instant::now() < deadline {
+        match TcpStream::connect_timeout(&target, Duration::from_millis(100)) {
+            Ok(_) => thread::sleep(Duration::from_millis(2)),
+            Err(_) => return,
+        }
+    }
+}

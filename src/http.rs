@@ -1,0 +1,378 @@
+//! The transport: from a tiny_http request to the MCP core and back.
+//!
+//! Everything that can be decided from the request line and headers is
+//! decided here, before a byte of the body is read: Host and Origin (DNS
+//! rebinding), the route, the method, and the bearer. Only a request from a
+//! live session's holder gets its body read, and only up to the size limit.
+//! The checks are pure functions of [`Head`], so they are tested without a
+//! socket; [`serve`] is the thin shell that does the I/O.
+
+use std::io::{Cursor, Read};
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use crate::event::AuthRefusal;
+use crate::mcp::{self, Headers, HttpResponse, RpcError, Service, INVALID_REQUEST, SERVER_ERROR};
+use crate::session::{SessionEntry, SessionTable};
+
+/// Everything a worker needs to answer requests; shared by all workers.
+pub(crate) struct Transport {
+    pub(crate) table: Arc<SessionTable>,
+    pub(crate) service: Service,
+    /// The bound address: its port must appear in `Host`, and a non-loopback
+    /// bind also accepts its own literal as the host name.
+    pub(crate) ip: IpAddr,
+    pub(crate) port: u16,
+    pub(crate) allowed_origins: Vec<String>,
+    pub(crate) capability_urls: bool,
+    pub(crate) max_body_bytes: usize,
+}
+
+/// The request line and headers: all the checks look at.
+#[derive(Debug)]
+pub(crate) struct Head {
+    pub(crate) method: String,
+    pub(crate) url: String,
+    pub(crate) headers: Headers,
+}
+
+/// The HTTP methods the endpoint serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Verb {
+    Post,
+    Get,
+    Delete,
+}
+
+/// A request that passed every header check.
+pub(crate) struct Admitted {
+    pub(crate) verb: Verb,
+    pub(crate) entry: Arc<SessionEntry>,
+}
+
+/// Where the credential of a request is.
+enum Credential<'a> {
+    /// In the `Authorization` header (the `/mcp` route).
+    Header,
+    /// In the path (the `/cap/<token>/mcp` route).
+    Path(&'a str),
+}
+
+const ALLOW: &str = "GET, POST, DELETE";
+
+fn forbidden(service: &Service, why: &str) -> HttpResponse {
+    service.refuse(
+        403,
+        None,
+        &RpcError::new(SERVER_ERROR, format!("Forbidden: {why}")),
+    )
+}
+
+/// Whether `host` (a `Host` header) names this server on loopback (or on its
+/// explicitly allowed bind address) with the bound port.
+pub(crate) fn host_allowed(host: &str, ip: IpAddr, port: u16) -> bool {
+    let (name, host_port) = if let Some(rest) = host.strip_prefix('[') {
+        match rest.split_once(']') {
+            Some((name, tail)) => (name, tail.strip_prefix(':')),
+            None => return false,
+        }
+    } else {
+        match host.rsplit_once(':') {
+            Some((name, tail)) => (name, Some(tail)),
+            None => (host, None),
+        }
+    };
+    if host_port.and_then(|p| p.parse::<u16>().ok()) != Some(port) {
+        return false;
+    }
+    name.eq_ignore_ascii_case("localhost")
+        || name == "127.0.0.1"
+        || name == "::1"
+        || name
+            .parse::<IpAddr>()
+            .is_ok_and(|named| named == ip && !ip.is_unspecified())
+}
+
+/// Whether an `Origin` header is a loopback page, or one the application
+/// allowed by name.
+pub(crate) fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
+    if allowed.iter().any(|a| a.eq_ignore_ascii_case(origin)) {
+        return true;
+    }
+    let Some(rest) = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let name = if let Some(bracketed) = rest.strip_prefix('[') {
+        match bracketed.split_once(']') {
+            Some((name, tail)) if tail.is_empty() || tail.starts_with(':') => name,
+            _ => return false,
+        }
+    } else {
+        match rest.split_once(':') {
+            Some((name, _)) => name,
+            None => rest,
+        }
+    };
+    name.eq_ignore_ascii_case("localhost") || name == "127.0.0.1" || name == "::1"
+}
+
+/// Decides everything the headers can decide, reading no body.
+pub(crate) fn admit(transport: &Transport, head: &Head) -> Result<Admitted, HttpResponse> {
+    let service = &transport.service;
+    match head.headers.get("host") {
+        None => {
+            let error = RpcError::new(INVALID_REQUEST, "Bad Request: the Host header is missing");
+            return Err(service.refuse(400, None, &error));
+        }
+        Some(host) if !host_allowed(host, transport.ip, transport.port) => {
+            return Err(forbidden(
+                service,
+                "the Host header does not name this loopback server",
+            ))
+        }
+        Some(_) => {}
+    }
+    if let Some(origin) = head.headers.get("origin") {
+        if !origin_allowed(origin, &transport.allowed_origins) {
+            return Err(forbidden(
+                service,
+                "requests from this Origin are not allowed",
+            ));
+        }
+    }
+    let path = head.url.split(['?', '#']).next().unwrap_or("");
+    let credential = if path == "/mcp" {
+        Credential::Header
+    } else {
+        match path
+            .strip_prefix("/cap/")
+            .and_then(|rest| rest.strip_suffix("/mcp"))
+        {
+            Some(token) if transport.capability_urls => Credential::Path(token),
+            _ => {
+                let error = RpcError::new(
+                    INVALID_REQUEST,
+                    "Not Found: the MCP endpoint of this server is /mcp",
+                );
+                return Err(service.refuse(404, None, &error));
+            }
+        }
+    };
+    let verb = match head.method.as_str() {
+        "POST" => Verb::Post,
+        "GET" => Verb::Get,
+        "DELETE" => Verb::Delete,
+        other => {
+            let error = RpcError::new(
+                INVALID_REQUEST,
+                format!("Method Not Allowed: {other} is not served; use {ALLOW}"),
+            );
+            let mut response = service.refuse(405, None, &error);
+            response.headers.push(("Allow", ALLOW.into()));
+            return Err(response);
+        }
+    };
+    let token = match credential {
+        Credential::Path(token) => token,
+        Credential::Header => match head.headers.get("authorization") {
+            None => return Err(service.unauthorized(AuthRefusal::Missing)),
+            Some(value) => match bearer_token(value) {
+                Some(token) => token,
+                None => return Err(service.unauthorized(AuthRefusal::Malformed)),
+            },
+        },
+    };
+    let entry = transport
+        .table
+        .authenticate(token)
+        .map_err(|reason| service.unauthorized(reason))?;
+    Ok(Admitted { verb, entry })
+}
+
+/// The token of an `Authorization: Bearer <token>` value (scheme
+/// case-insensitive, as RFC 9110 says).
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|token| !token.is_empty())
+}
+
+/// Reads a body of at most `max` bytes; 413 past it.
+fn read_body(
+    service: &Service,
+    request: &mut tiny_http::Request,
+    max: usize,
+) -> Result<Vec<u8>, HttpResponse> {
+    let too_large = || {
+        let error = RpcError::new(
+            INVALID_REQUEST,
+            format!("Payload Too Large: a request body may have at most {max} bytes"),
+        );
+        service.refuse(413, None, &error)
+    };
+    let declared = request.body_length();
+    if declared.is_some_and(|len| len > max) {
+        return Err(too_large());
+    }
+    let mut body = Vec::with_capacity(declared.unwrap_or(0));
+    let limit = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
+    if let Err(err) = request.as_reader().take(limit).read_to_end(&mut body) {
+        let error = RpcError::new(
+            INVALID_REQUEST,
+            format!("Bad Request: the body could not be read: {err}"),
+        );
+        return Err(service.refuse(400, None, &error));
+    }
+    if body.len() > max {
+        return Err(too_large());
+    }
+    Ok(body)
+}
+
+/// Answers one request, start to end.
+pub(crate) fn serve(transport: &Transport, mut request: tiny_http::Request) {
+    let head = Head {
+        method: request.method().as_str().to_owned(),
+        url: request.url().to_owned(),
+        headers: Headers(
+            request
+                .headers()
+                .iter()
+                .map(|h| {
+                    (
+                        h.field.as_str().as_str().to_owned(),
+                        h.value.as_str().to_owned(),
+                    )
+                })
+                .collect(),
+        ),
+    };
+    let service = &transport.service;
+    let response = match admit(transport, &head) {
+        Err(refusal) => refusal,
+        Ok(Admitted {
+            verb: Verb::Post,
+            entry,
+        }) => match read_body(service, &mut request, transport.max_body_bytes) {
+            Ok(body) => mcp::post(service, &entry, &head.headers, &body),
+            Err(refusal) => refusal,
+        },
+        Ok(Admitted {
+            verb: Verb::Delete,
+            entry,
+        }) => mcp::delete(service, &entry, &head.headers),
+        Ok(Admitted {
+            verb: Verb::Get, ..
+        }) => {
+            let error = RpcError::new(
+                INVALID_REQUEST,
+                "Method Not Allowed: this server offers no standalone SSE stream; POST requests instead",
+            );
+            let mut response = service.refuse(405, None, &error);
+            response.headers.push(("Allow", "POST, DELETE".into()));
+            response
+        }
+    };
+    respond(request, response);
+}
+
+fn respond(request: tiny_http::Request, response: HttpResponse) {
+    let headers = response
+        .headers
+        .iter()
+        .filter_map(|(name, value)| {
+            tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
+        })
+        .collect();
+    let length = response.body.len();
+    let reply = tiny_http::Response::new(
+        tiny_http::StatusCode(response.status),
+        headers,
+        Cursor::new(response.body),
+        Some(length),
+        None,
+    );
+    // A client that hung up is no fault of ours; there is no one to tell.
+    let _ = request.respond(reply);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+
+    #[test]
+    fn loopback_hosts_with_the_bound_port_are_allowed() {
+        for host in [
+            "127.0.0.1:8080",
+            "localhost:8080",
+            "LOCALHOST:8080",
+            "[::1]:8080",
+        ] {
+            assert!(host_allowed(host, LOOPBACK, 8080), "{host}");
+        }
+    }
+
+    #[test]
+    fn foreign_hosts_and_wrong_ports_are_refused() {
+        for host in [
+            "evil.example:8080",
+            "127.0.0.1:8081",
+            "127.0.0.1",
+            "localhost",
+            "[::1]",
+            "127.0.0.1.evil.example:8080",
+            "[::1:8080",
+            "",
+        ] {
+            assert!(!host_allowed(host, LOOPBACK, 8080), "{host}");
+        }
+    }
+
+    #[test]
+    fn a_non_loopback_bind_also_accepts_its_own_address() {
+        let lan: IpAddr = "192.0.2.7".parse().unwrap();
+        assert!(host_allowed("192.0.2.7:9000", lan, 9000));
+        assert!(!host_allowed("192.0.2.8:9000", lan, 9000));
+        let any: IpAddr = "0.0.0.0".parse().unwrap();
+        assert!(!host_allowed("0.0.0.0:9000", any, 9000));
+    }
+
+    #[test]
+    fn loopback_origins_and_listed_origins_are_allowed() {
+        let listed = vec!["https://app.example".to_owned()];
+        for origin in [
+            "http://localhost:3000",
+            "http://127.0.0.1",
+            "https://[::1]:8443",
+            "https://app.example",
+        ] {
+            assert!(origin_allowed(origin, &listed), "{origin}");
+        }
+        for origin in [
+            "null",
+            "http://evil.example",
+            "http://localhost.evil.example",
+            "file://",
+            "http://[::1]evil",
+        ] {
+            assert!(!origin_allowed(origin, &listed), "{origin}");
+        }
+    }
+
+    #[test]
+    fn bearer_scheme_is_case_insensitive_and_the_token_required() {
+        assert_eq!(bearer_token("Bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("bearer  abc "), Some("abc"));
+        assert_eq!(bearer_token("Basic abc"), None);
+        assert_eq!(bearer_token("Bearer"), None);
+        assert_eq!(bearer_token("Bearer "), None);
+    }
+}

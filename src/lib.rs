@@ -1,0 +1,65 @@
+//! # toolhost
+//!
+//! Host your application's own tools to an agent (Copilot, Gemini CLI, Claude
+//! Code, Codex, …) over a loopback MCP endpoint, from plain blocking Rust.
+//!
+//! An agent that speaks the Agent Client Protocol takes its tools from the
+//! `mcpServers` list of `session/new`. toolhost is the HTTP MCP server for
+//! that list, inside your process: [`ToolHost::bind`] starts a small
+//! tiny_http server on `127.0.0.1`, [`ToolHost::open_session`] publishes a
+//! [`ToolSurface`] behind a fresh 256-bit bearer, and the returned
+//! [`ToolSession`] hands out what the agent needs. Dropping the session
+//! revokes the bearer at once.
+//!
+//! ```
+//! use serde_json::json;
+//! use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
+//!
+//! let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
+//! let surface = StaticSurface::new().tool(
+//!     Tool::new("shout", "Uppercase the input text.").input_schema(json!({
+//!         "type": "object",
+//!         "properties": {"text": {"type": "string"}},
+//!         "required": ["text"],
+//!     })),
+//!     |args, _ctx| ToolOutcome::json(json!({
+//!         "text": args["text"].as_str().unwrap_or("").to_uppercase(),
+//!     })),
+//! )?;
+//! let session = host.open_session(surface);
+//! let servers = session.acp_mcp_servers(); // for ACP session/new
+//! assert_eq!(servers[0]["url"], session.url());
+//! // … run the agent turn …
+//! println!("{} tool calls", session.calls_served());
+//! drop(session); // 401 from now on
+//! # Ok::<(), toolhost::Error>(())
+//! ```
+//!
+//! The host speaks MCP over Streamable HTTP on one endpoint (`/mcp`) in
+//! revisions 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25, chosen per
+//! MCP session at `initialize`.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod acp;
+mod content;
+mod context;
+mod error;
+mod event;
+mod host;
+mod http;
+mod mcp;
+mod session;
+mod surface;
+mod tool;
+
+pub use content::Content;
+pub use context::{CallContext, ClientInfo};
+pub use error::Error;
+pub use event::{AuthRefusal, CallResult, Event};
+pub use host::{HostConfig, ToolHost, DEFAULT_MAX_BODY_BYTES, DEFAULT_WORKERS};
+pub use mcp::Revision;
+pub use session::ToolSession;
+pub use surface::{surface_fn, FnSurface, StaticSurface, ToolSurface};
+pub use tool::{OutcomeKind, Tool, ToolOutcome, MAX_TOOL_NAME_LEN};

@@ -1,0 +1,163 @@
+//! The stateful lifecycle: `initialize`, the `Mcp-Session-Id` it mints, and
+//! the table of MCP sessions opened under one bearer.
+//!
+//! An MCP session is the protocol's conversation (negotiated revision, client
+//! identity); a bearer is the application's grant. One bearer may carry
+//! several MCP sessions (an agent that reconnects opens a new one), bounded
+//! by [`MAX_MCP_SESSIONS`]: past it the least recently used is forgotten,
+//! so a client looping on `initialize` cannot grow memory.
+
+use std::collections::HashMap;
+
+use serde_json::{json, Map, Value};
+
+use super::jsonrpc::RpcError;
+use super::version::Revision;
+use super::Service;
+use crate::context::ClientInfo;
+use crate::session::random_bytes;
+
+/// How many MCP sessions one bearer keeps at once.
+pub(crate) const MAX_MCP_SESSIONS: usize = 64;
+
+/// What the host remembers of one MCP session.
+#[derive(Clone, Debug)]
+pub(crate) struct McpSession {
+    pub(crate) revision: Revision,
+    pub(crate) client: Option<ClientInfo>,
+    last_used: u64,
+}
+
+/// The MCP sessions of one bearer, by `Mcp-Session-Id`.
+#[derive(Debug, Default)]
+pub(crate) struct McpSessions {
+    sessions: HashMap<String, McpSession>,
+    clock: u64,
+}
+
+impl McpSessions {
+    /// Opens a session and returns its id.
+    pub(crate) fn open(&mut self, revision: Revision, client: Option<ClientInfo>) -> String {
+        if self.sessions.len() >= MAX_MCP_SESSIONS {
+            let oldest = self
+                .sessions
+                .iter()
+                .min_by_key(|(_, s)| s.last_used)
+                .map(|(id, _)| id.clone());
+            if let Some(oldest) = oldest {
+                self.sessions.remove(&oldest);
+            }
+        }
+        let mut bytes = [0u8; 16];
+        random_bytes(&mut bytes);
+        let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        self.clock += 1;
+        self.sessions.insert(
+            id.clone(),
+            McpSession {
+                revision,
+                client,
+                last_used: self.clock,
+            },
+        );
+        id
+    }
+
+    /// The session with this id, marked as used.
+    pub(crate) fn touch(&mut self, id: &str) -> Option<McpSession> {
+        self.clock += 1;
+        let clock = self.clock;
+        self.sessions.get_mut(id).map(|session| {
+            session.last_used = clock;
+            session.clone()
+        })
+    }
+
+    /// Ends a session; `false` when there was none.
+    pub(crate) fn close(&mut self, id: &str) -> bool {
+        self.sessions.remove(id).is_some()
+    }
+}
+
+/// What `initialize` asked for, checked.
+pub(crate) struct InitializeRequest {
+    pub(crate) revision: Revision,
+    pub(crate) client: Option<ClientInfo>,
+}
+
+/// Reads `initialize` params: `protocolVersion` is required; `clientInfo` is
+/// kept when well-formed.
+pub(crate) fn read_initialize(params: Option<&Value>) -> Result<InitializeRequest, RpcError> {
+    let requested = params
+        .and_then(|p| p.get("protocolVersion"))
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            RpcError::invalid_params(
+                "initialize needs params.protocolVersion, a revision date string",
+            )
+        })?;
+    let client = params.and_then(|p| p.get("clientInfo")).and_then(|info| {
+        Some(ClientInfo {
+            name: info.get("name")?.as_str()?.to_owned(),
+            version: info.get("version")?.as_str()?.to_owned(),
+        })
+    });
+    Ok(InitializeRequest {
+        revision: Revision::negotiate(requested),
+        client,
+    })
+}
+
+/// The `initialize` result for the negotiated revision.
+pub(crate) fn initialize_result(service: &Service, revision: Revision) -> Value {
+    let mut server_info = Map::new();
+    server_info.insert("name".into(), service.name.clone().into());
+    server_info.insert("version".into(), service.version.clone().into());
+    if revision.has_structured_content() {
+        if let Some(title) = &service.title {
+            server_info.insert("title".into(), title.clone().into());
+        }
+    }
+    let mut result = Map::new();
+    result.insert("protocolVersion".into(), revision.as_str().into());
+    result.insert(
+        "capabilities".into(),
+        json!({"tools": {"listChanged": false}}),
+    );
+    result.insert("serverInfo".into(), Value::Object(server_info));
+    if let Some(instructions) = &service.instructions {
+        result.insert("instructions".into(), instructions.clone().into());
+    }
+    Value::Object(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_least_recently_used_session_is_forgotten_past_the_bound() {
+        let mut sessions = McpSessions::default();
+        let first = sessions.open(Revision::V2025_11_25, None);
+        let second = sessions.open(Revision::V2025_11_25, None);
+        for _ in 2..MAX_MCP_SESSIONS {
+            sessions.open(Revision::V2025_11_25, None);
+        }
+        assert!(sessions.touch(&first).is_some());
+        sessions.open(Revision::V2025_11_25, None);
+        assert!(sessions.touch(&first).is_some(), "recently used survives");
+        assert!(
+            sessions.touch(&second).is_none(),
+            "least recently used is gone"
+        );
+    }
+
+    #[test]
+    fn initialize_without_a_protocol_version_is_invalid_params() {
+        let err = read_initialize(Some(&json!({"capabilities": {}})))
+            .err()
+            .unwrap();
+        assert_eq!(err.code, super::super::jsonrpc::INVALID_PARAMS);
+        assert!(err.message.contains("protocolVersion"));
+    }
+}

@@ -1,0 +1,328 @@
+//! The MCP core, free of I/O: a plain description of an HTTP request in, a
+//! plain description of the response out.
+//!
+//! The transport (`http.rs`) has already checked Host/Origin, routed the
+//! path, authenticated the bearer and read the body; what is left here is the
+//! protocol: JSON-RPC framing, the `initialize` lifecycle and its
+//! `Mcp-Session-Id`, revision rules (batches only in 2025-03-26, the
+//! `MCP-Protocol-Version` header), and dispatch to the surface. Keeping it
+//! sans-IO makes every protocol rule testable and fuzzable without a socket.
+
+mod jsonrpc;
+mod lifecycle;
+mod tools;
+mod version;
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+pub(crate) use jsonrpc::{failure, RpcError, INVALID_REQUEST, SERVER_ERROR};
+pub(crate) use lifecycle::McpSessions;
+pub use version::Revision;
+
+use jsonrpc::{classify, success, Message, METHOD_NOT_FOUND, PARSE_ERROR};
+use lifecycle::McpSession;
+
+use crate::event::{AuthRefusal, Event, EventHook};
+use crate::session::{lock, SessionEntry};
+
+/// JSON-RPC code for an `Mcp-Session-Id` the server does not know.
+const SESSION_NOT_FOUND: i64 = -32001;
+
+/// Host-wide protocol settings: who the server says it is, and where events go.
+pub(crate) struct Service {
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) title: Option<String>,
+    pub(crate) instructions: Option<String>,
+    pub(crate) hook: Option<EventHook>,
+}
+
+impl Service {
+    /// Reports an event; the event is only built when a hook listens.
+    pub(crate) fn emit(&self, event: impl FnOnce() -> Event) {
+        if let Some(hook) = &self.hook {
+            hook(&event());
+        }
+    }
+
+    /// A refusal: reported to the hook, then answered with a JSON-RPC error.
+    pub(crate) fn refuse(&self, status: u16, id: Option<&Value>, error: &RpcError) -> HttpResponse {
+        self.emit(|| Event::BadRequest {
+            status,
+            message: error.message.clone(),
+        });
+        HttpResponse::json(status, &failure(id, error))
+    }
+
+    /// The answer to a missing, malformed, unknown or revoked bearer: one
+    /// body for all of them, so none can be told from another.
+    pub(crate) fn unauthorized(&self, reason: AuthRefusal) -> HttpResponse {
+        self.emit(|| Event::AuthRefused { reason });
+        let error = RpcError::new(
+            SERVER_ERROR,
+            "Unauthorized: send the session's bearer token as \"Authorization: Bearer <token>\"",
+        );
+        let mut response = HttpResponse::json(401, &failure(None, &error));
+        response
+            .headers
+            .push(("WWW-Authenticate", "Bearer realm=\"toolhost\"".into()));
+        response
+    }
+}
+
+/// Request headers, looked up case-insensitively.
+#[derive(Debug, Default)]
+pub(crate) struct Headers(pub(crate) Vec<(String, String)>);
+
+impl Headers {
+    /// The first value of header `name`.
+    pub(crate) fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A response to write: status, headers and a complete body.
+#[derive(Debug, PartialEq)]
+pub(crate) struct HttpResponse {
+    pub(crate) status: u16,
+    pub(crate) headers: Vec<(&'static str, String)>,
+    pub(crate) body: Vec<u8>,
+}
+
+impl HttpResponse {
+    pub(crate) fn json(status: u16, body: &Value) -> HttpResponse {
+        HttpResponse {
+            status,
+            headers: vec![("Content-Type", "application/json".into())],
+            body: body.to_string().into_bytes(),
+        }
+    }
+
+    pub(crate) fn empty(status: u16) -> HttpResponse {
+        HttpResponse {
+            status,
+            headers: Vec::new(),
+            body: Vec::new(),
+        }
+    }
+}
+
+/// A reason to stop handling a request and answer at the HTTP level.
+#[derive(Debug)]
+pub(crate) enum Halt {
+    /// The session was revoked while the request was being handled.
+    Revoked,
+}
+
+/// What a request runs in: its bearer's entry and its MCP session.
+struct Turn<'a> {
+    service: &'a Service,
+    entry: &'a Arc<SessionEntry>,
+    session: McpSession,
+}
+
+/// Handles a POST to the MCP endpoint.
+pub(crate) fn post(
+    service: &Service,
+    entry: &Arc<SessionEntry>,
+    headers: &Headers,
+    body: &[u8],
+) -> HttpResponse {
+    if let Some(version) = headers.get("mcp-protocol-version") {
+        if Revision::parse(version).is_none() {
+            let error = RpcError::new(
+                INVALID_REQUEST,
+                format!(
+                    "unsupported MCP-Protocol-Version {version:?}; this server supports {}",
+                    version::supported_list()
+                ),
+            );
+            return service.refuse(400, None, &error);
+        }
+    }
+    let value: Value = match serde_json::from_slice(body) {
+        Ok(value) => value,
+        Err(err) => {
+            let error = RpcError::new(PARSE_ERROR, format!("the body is not valid JSON: {err}"));
+            return service.refuse(400, None, &error);
+        }
+    };
+    let outcome = match value {
+        Value::Array(items) => batch(service, entry, headers, items),
+        single => one(service, entry, headers, single),
+    };
+    outcome.unwrap_or_else(|Halt::Revoked| service.unauthorized(AuthRefusal::Unknown))
+}
+
+/// Handles a DELETE: ends the MCP session named by `Mcp-Session-Id`.
+pub(crate) fn delete(service: &Service, entry: &SessionEntry, headers: &Headers) -> HttpResponse {
+    let Some(id) = headers.get("mcp-session-id") else {
+        return service.refuse(400, None, &missing_session_id());
+    };
+    if lock(&entry.mcp).close(id) {
+        HttpResponse::empty(204)
+    } else {
+        service.refuse(404, None, &unknown_session())
+    }
+}
+
+fn missing_session_id() -> RpcError {
+    RpcError::new(
+        SERVER_ERROR,
+        "Bad Request: this request needs the Mcp-Session-Id header that the initialize response carried",
+    )
+}
+
+fn unknown_session() -> RpcError {
+    RpcError::new(
+        SESSION_NOT_FOUND,
+        "Session not found: this Mcp-Session-Id has ended or never existed; send initialize to start a new session",
+    )
+}
+
+/// The MCP session a non-`initialize` message belongs to, or the refusal.
+fn find_session(
+    service: &Service,
+    entry: &SessionEntry,
+    headers: &Headers,
+) -> Result<McpSession, HttpResponse> {
+    let Some(id) = headers.get("mcp-session-id") else {
+        return Err(service.refuse(400, None, &missing_session_id()));
+    };
+    lock(&entry.mcp)
+        .touch(id)
+        .ok_or_else(|| service.refuse(404, None, &unknown_session()))
+}
+
+fn one(
+    service: &Service,
+    entry: &Arc<SessionEntry>,
+    headers: &Headers,
+    value: Value,
+) -> Result<HttpResponse, Halt> {
+    let message = match classify(value) {
+        Ok(message) => message,
+        Err(invalid) => return Ok(service.refuse(400, invalid.id.as_ref(), &invalid.error)),
+    };
+    if let Message::Request { id, method, params } = &message {
+        if method == "initialize" {
+            return Ok(initialize(service, entry, id, params.as_ref()));
+        }
+    }
+    let session = match find_session(service, entry, headers) {
+        Ok(session) => session,
+        Err(refusal) => return Ok(refusal),
+    };
+    let turn = Turn {
+        service,
+        entry,
+        session,
+    };
+    Ok(match message {
+        Message::Request { id, method, params } => {
+            let reply = turn.request(&id, &method, params.as_ref())?;
+            HttpResponse::json(200, &reply)
+        }
+        Message::Notification { .. } | Message::Response => HttpResponse::empty(202),
+    })
+}
+
+fn initialize(
+    service: &Service,
+    entry: &SessionEntry,
+    id: &Value,
+    params: Option<&Value>,
+) -> HttpResponse {
+    let request = match lifecycle::read_initialize(params) {
+        Ok(request) => request,
+        Err(error) => return HttpResponse::json(200, &failure(Some(id), &error)),
+    };
+    let result = lifecycle::initialize_result(service, request.revision);
+    let session_id = lock(&entry.mcp).open(request.revision, request.client);
+    let mut response = HttpResponse::json(200, &success(id, result));
+    response.headers.push(("Mcp-Session-Id", session_id));
+    response
+}
+
+fn batch(
+    service: &Service,
+    entry: &Arc<SessionEntry>,
+    headers: &Headers,
+    items: Vec<Value>,
+) -> Result<HttpResponse, Halt> {
+    if items.is_empty() {
+        let error = RpcError::new(INVALID_REQUEST, "an empty JSON-RPC batch is not a request");
+        return Ok(service.refuse(400, None, &error));
+    }
+    let session = match find_session(service, entry, headers) {
+        Ok(session) => session,
+        Err(refusal) => return Ok(refusal),
+    };
+    if !session.revision.allows_batches() {
+        let error = RpcError::new(
+            INVALID_REQUEST,
+            format!(
+                "JSON-RPC batches belong to revision 2025-03-26 only; this MCP session speaks {}: send one message per request",
+                session.revision
+            ),
+        );
+        return Ok(service.refuse(400, None, &error));
+    }
+    let turn = Turn {
+        service,
+        entry,
+        session,
+    };
+    let mut replies = Vec::new();
+    for item in items {
+        match classify(item) {
+            Ok(Message::Request { id, method, .. }) if method == "initialize" => {
+                let error =
+                    RpcError::new(INVALID_REQUEST, "initialize must not be part of a batch");
+                replies.push(failure(Some(&id), &error));
+            }
+            Ok(Message::Request { id, method, params }) => {
+                replies.push(turn.request(&id, &method, params.as_ref())?);
+            }
+            Ok(Message::Notification { .. } | Message::Response) => {}
+            Err(invalid) => replies.push(failure(invalid.id.as_ref(), &invalid.error)),
+        }
+    }
+    Ok(if replies.is_empty() {
+        HttpResponse::empty(202)
+    } else {
+        HttpResponse::json(200, &Value::Array(replies))
+    })
+}
+
+impl Turn<'_> {
+    /// Answers one request inside an MCP session.
+    fn request(&self, id: &Value, method: &str, params: Option<&Value>) -> Result<Value, Halt> {
+        let revision = self.session.revision;
+        let result = match method {
+            "ping" => Ok(Value::Object(serde_json::Map::new())),
+            "tools/list" => tools::list(self.service, self.entry, revision, params),
+            "tools/call" => tools::call(
+                self.service,
+                self.entry,
+                revision,
+                self.session.client.clone(),
+                id,
+                params,
+            )?,
+            other => Err(RpcError::new(
+                METHOD_NOT_FOUND,
+                format!("method {other:?} is not offered by this server, which serves tools only"),
+            )),
+        };
+        Ok(match result {
+            Ok(result) => success(id, result),
+            Err(error) => failure(Some(id), &error),
+        })
+    }
+}

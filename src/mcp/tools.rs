@@ -1,0 +1,266 @@
+//! `tools/list` and `tools/call`: asking the surface, running the handler,
+//! and spelling the result for the client's revision.
+//!
+//! Both ask the surface afresh. A handler runs outside every lock of the
+//! host, under `catch_unwind`: a panic costs its own call and nothing else.
+
+use std::collections::HashSet;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{json, Map, Value};
+
+use super::jsonrpc::{RpcError, INTERNAL_ERROR};
+use super::version::Revision;
+use super::{Halt, Service};
+use crate::context::{CallContext, ClientInfo};
+use crate::event::{CallResult, Event};
+use crate::session::SessionEntry;
+use crate::tool::{OutcomeState, Tool, ToolOutcome};
+
+/// What the model reads when a handler failed; the details go to the hook.
+const FAILED_TEXT: &str =
+    "The tool failed with an internal error and produced no result. The application has the details.";
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a non-string panic payload".to_owned())
+}
+
+/// The surface's tools now, with any that break the rules left out (and
+/// reported), or `Err` when `list_tools` panicked.
+fn current_tools(service: &Service, entry: &SessionEntry) -> Result<Vec<Tool>, RpcError> {
+    let listed =
+        catch_unwind(AssertUnwindSafe(|| entry.surface.list_tools())).map_err(|payload| {
+            service.emit(|| Event::SurfaceFault {
+                message: format!("list_tools panicked: {}", panic_message(&*payload)),
+            });
+            RpcError::new(INTERNAL_ERROR, "the application could not list its tools")
+        })?;
+    let mut seen = HashSet::with_capacity(listed.len());
+    let mut tools = Vec::with_capacity(listed.len());
+    for tool in listed {
+        if let Err(err) = tool.validate() {
+            service.emit(|| Event::SurfaceFault {
+                message: format!("tool left out of tools/list: {err}"),
+            });
+        } else if !seen.insert(tool.name().to_owned()) {
+            service.emit(|| Event::SurfaceFault {
+                message: format!("tool {:?} listed twice; the first is kept", tool.name()),
+            });
+        } else {
+            tools.push(tool);
+        }
+    }
+    Ok(tools)
+}
+
+/// `tools/list`. The host never issues cursors, so any cursor is unknown.
+pub(crate) fn list(
+    service: &Service,
+    entry: &SessionEntry,
+    revision: Revision,
+    params: Option<&Value>,
+) -> Result<Value, RpcError> {
+    if let Some(cursor) = params.and_then(|p| p.get("cursor")) {
+        if !cursor.is_null() {
+            return Err(RpcError::invalid_params(
+                "unknown cursor: this server returns every tool in one page and issues no cursors",
+            ));
+        }
+    }
+    let tools = current_tools(service, entry)?;
+    let tools: Vec<Value> = tools.iter().map(|tool| tool.to_json(revision)).collect();
+    Ok(json!({ "tools": tools }))
+}
+
+/// The arguments of a call: absent and `null` mean `{}`.
+fn read_call(params: Option<&Value>) -> Result<(String, Value), RpcError> {
+    let name = params
+        .and_then(|p| p.get("name"))
+        .and_then(Value::as_str)
+        .ok_or_else(|| RpcError::invalid_params("tools/call needs params.name, a string"))?;
+    let arguments = match params.and_then(|p| p.get("arguments")) {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(args @ Value::Object(_)) => args.clone(),
+        Some(other) => {
+            return Err(RpcError::invalid_params(format!(
+                "params.arguments must be a JSON object, got {}",
+                json_type(other)
+            )))
+        }
+    };
+    Ok((name.to_owned(), arguments))
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `tools/call`: find the tool now, admit the call, run the handler.
+pub(crate) fn call(
+    service: &Service,
+    entry: &Arc<SessionEntry>,
+    revision: Revision,
+    client: Option<ClientInfo>,
+    request_id: &Value,
+    params: Option<&Value>,
+) -> Result<Result<Value, RpcError>, Halt> {
+    let (name, arguments) = match read_call(params) {
+        Ok(call) => call,
+        Err(err) => return Ok(Err(err)),
+    };
+    let found = catch_unwind(AssertUnwindSafe(|| entry.surface.find_tool(&name)));
+    let tool = match found {
+        Ok(Some(tool)) => tool,
+        Ok(None) => {
+            service.emit(|| Event::UnknownTool { tool: name.clone() });
+            let text = format!("Unknown tool: {name:?} is not available on this server right now. Call tools/list for the current tools.");
+            return Ok(Ok(json!({
+                "content": [{"type": "text", "text": text}],
+                "isError": true,
+            })));
+        }
+        Err(payload) => {
+            service.emit(|| Event::SurfaceFault {
+                message: format!("find_tool panicked: {}", panic_message(&*payload)),
+            });
+            return Ok(Err(RpcError::new(
+                INTERNAL_ERROR,
+                "the application could not look up its tools",
+            )));
+        }
+    };
+    let ticket = entry.admit().ok_or(Halt::Revoked)?;
+    let ctx = CallContext::new(
+        request_id.clone(),
+        revision,
+        client,
+        Arc::clone(&ticket.cancel),
+    );
+    service.emit(|| Event::CallStarted {
+        tool: tool.name().to_owned(),
+    });
+    let started = Instant::now();
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        entry.surface.call(tool.name(), &arguments, &ctx)
+    }))
+    .unwrap_or_else(|payload| {
+        ToolOutcome::failed(format!(
+            "the handler panicked: {}",
+            panic_message(&*payload)
+        ))
+    });
+    let duration = started.elapsed();
+    drop(ticket);
+    service.emit(|| Event::CallFinished {
+        tool: tool.name().to_owned(),
+        duration,
+        outcome: match &outcome.state {
+            OutcomeState::Success { .. } => CallResult::Success,
+            OutcomeState::Declined { reason, .. } => CallResult::Declined {
+                reason: reason.clone(),
+            },
+            OutcomeState::Failed { detail } => CallResult::Failed {
+                detail: detail.clone(),
+            },
+        },
+    });
+    Ok(Ok(render(&outcome, revision)))
+}
+
+/// A `CallToolResult` for the revision.
+pub(crate) fn render(outcome: &ToolOutcome, revision: Revision) -> Value {
+    let mut result = Map::new();
+    match &outcome.state {
+        OutcomeState::Success {
+            content,
+            structured,
+        } => {
+            let content: Vec<Value> = content.iter().map(|c| c.to_json(revision)).collect();
+            result.insert("content".into(), content.into());
+            if let Some(structured) = structured
+                .as_ref()
+                .filter(|_| revision.has_structured_content())
+            {
+                result.insert("structuredContent".into(), structured.clone());
+            }
+            result.insert("isError".into(), false.into());
+        }
+        OutcomeState::Declined { reason, code } => {
+            let text = match code {
+                Some(code) if !revision.has_structured_content() => {
+                    format!("{reason} (code: {code})")
+                }
+                _ => reason.clone(),
+            };
+            result.insert("content".into(), json!([{"type": "text", "text": text}]));
+            if let Some(code) = code.as_ref().filter(|_| revision.has_structured_content()) {
+                result.insert("structuredContent".into(), json!({ "code": code }));
+            }
+            result.insert("isError".into(), true.into());
+        }
+        OutcomeState::Failed { .. } => {
+            result.insert(
+                "content".into(),
+                json!([{"type": "text", "text": FAILED_TEXT}]),
+            );
+            result.insert("isError".into(), true.into());
+        }
+    }
+    Value::Object(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absent_and_null_arguments_mean_an_empty_object() {
+        for params in [
+            json!({"name": "t"}),
+            json!({"name": "t", "arguments": null}),
+        ] {
+            assert_eq!(read_call(Some(&params)).unwrap().1, json!({}));
+        }
+    }
+
+    #[test]
+    fn non_object_arguments_are_invalid_params_naming_the_type() {
+        let err = read_call(Some(&json!({"name": "t", "arguments": [1]}))).unwrap_err();
+        assert!(err.message.contains("an array"), "{}", err.message);
+        assert!(read_call(Some(&json!({"arguments": {}}))).is_err());
+    }
+
+    #[test]
+    fn a_declined_code_is_structured_from_2025_06_18_and_textual_before() {
+        let outcome = ToolOutcome::declined("no").with_code(json!("quota"));
+        let new = render(&outcome, Revision::V2025_06_18);
+        assert_eq!(new["structuredContent"], json!({"code": "quota"}));
+        assert_eq!(new["isError"], true);
+        let old = render(&outcome, Revision::V2025_03_26);
+        assert!(old.get("structuredContent").is_none());
+        assert_eq!(old["content"][0]["text"], "no (code: \"quota\")");
+    }
+
+    #[test]
+    fn a_failed_outcome_hides_its_detail_from_the_model() {
+        let rendered = render(
+            &ToolOutcome::failed("db password wrong"),
+            Revision::V2025_11_25,
+        );
+        assert!(!rendered.to_string().contains("password"));
+        assert_eq!(rendered["isError"], true);
+    }
+}

@@ -1,0 +1,317 @@
+//! Tool definitions and the outcome of a tool call.
+//!
+//! A [`Tool`] is what the model sees in `tools/list`; a [`ToolOutcome`] is what
+//! a handler returns. Outcomes have three states because the model and the
+//! application need to hear different things: a *declined* call is the tool's
+//! own answer (the model should read the reason and adapt), a *failed* call is
+//! the host's problem (the model gets a generic error, the application the
+//! details through the event hook).
+
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use crate::content::Content;
+use crate::error::Error;
+use crate::mcp::Revision;
+
+/// The longest tool name accepted (MCP 2025-11-25 allows 1 to 128 characters).
+pub const MAX_TOOL_NAME_LEN: usize = 128;
+
+/// A tool as the model sees it: name, description and argument schema.
+///
+/// Cheap to clone (the definition is shared), so a surface can hand out its
+/// list on every request.
+///
+/// ```
+/// use serde_json::json;
+/// use toolhost::Tool;
+///
+/// let tool = Tool::new("shout", "Uppercase the input text.")
+///     .title("Shout")
+///     .input_schema(json!({
+///         "type": "object",
+///         "properties": {"text": {"type": "string"}},
+///         "required": ["text"],
+///     }));
+/// assert_eq!(tool.name(), "shout");
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tool {
+    spec: Arc<ToolSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct ToolSpec {
+    name: String,
+    title: Option<String>,
+    description: String,
+    input_schema: Value,
+    output_schema: Option<Value>,
+}
+
+impl Tool {
+    /// A tool that takes no arguments until [`Tool::input_schema`] says otherwise.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Tool {
+        Tool {
+            spec: Arc::new(ToolSpec {
+                name: name.into(),
+                title: None,
+                description: description.into(),
+                input_schema: json!({"type": "object", "properties": {}}),
+                output_schema: None,
+            }),
+        }
+    }
+
+    /// A human-friendly display name (sent from revision 2025-06-18 on).
+    #[must_use]
+    pub fn title(mut self, title: impl Into<String>) -> Tool {
+        Arc::make_mut(&mut self.spec).title = Some(title.into());
+        self
+    }
+
+    /// The JSON Schema of the arguments; it must describe an object.
+    #[must_use]
+    pub fn input_schema(mut self, schema: Value) -> Tool {
+        Arc::make_mut(&mut self.spec).input_schema = schema;
+        self
+    }
+
+    /// The JSON Schema of `structuredContent` in successful results (sent from
+    /// revision 2025-06-18 on).
+    #[must_use]
+    pub fn output_schema(mut self, schema: Value) -> Tool {
+        Arc::make_mut(&mut self.spec).output_schema = Some(schema);
+        self
+    }
+
+    /// The tool's name, as the model calls it.
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    /// The description the model reads to decide when to call the tool.
+    pub fn description(&self) -> &str {
+        &self.spec.description
+    }
+
+    /// Checks the rules every published tool must meet: a name of 1 to 128
+    /// characters from `A-Z a-z 0-9 _ - .`, and an object input schema.
+    pub fn validate(&self) -> Result<(), Error> {
+        let name = &self.spec.name;
+        let bad_char = name
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')));
+        let problem = if name.is_empty() {
+            Some("it is empty".to_owned())
+        } else if name.chars().count() > MAX_TOOL_NAME_LEN {
+            Some(format!(
+                "it has {} characters, more than {MAX_TOOL_NAME_LEN}",
+                name.chars().count()
+            ))
+        } else {
+            bad_char.map(|c| format!("it contains {c:?}"))
+        };
+        if let Some(problem) = problem {
+            return Err(Error::InvalidToolName {
+                name: name.clone(),
+                problem,
+            });
+        }
+        let schema = &self.spec.input_schema;
+        if !schema.is_object() || schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(Error::InvalidInputSchema {
+                tool: name.clone(),
+                problem: "an inputSchema must be a JSON object with \"type\": \"object\"".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The tool as `tools/list` shows it in the given revision: fields a
+    /// revision does not know are left out for it.
+    pub(crate) fn to_json(&self, revision: Revision) -> Value {
+        let spec = &*self.spec;
+        let mut out = Map::new();
+        out.insert("name".into(), spec.name.clone().into());
+        if revision.has_structured_content() {
+            if let Some(title) = &spec.title {
+                out.insert("title".into(), title.clone().into());
+            }
+        }
+        out.insert("description".into(), spec.description.clone().into());
+        out.insert("inputSchema".into(), spec.input_schema.clone());
+        if revision.has_structured_content() {
+            if let Some(schema) = &spec.output_schema {
+                out.insert("outputSchema".into(), schema.clone());
+            }
+        }
+        Value::Object(out)
+    }
+}
+
+/// What a tool call came to.
+///
+/// ```
+/// use serde_json::json;
+/// use toolhost::{OutcomeKind, ToolOutcome};
+///
+/// let ok = ToolOutcome::json(json!({"sum": 3}));
+/// let no = ToolOutcome::declined("over the daily quota").with_code(json!("quota"));
+/// let broken = ToolOutcome::failed("database connection lost");
+/// assert_eq!(ok.kind(), OutcomeKind::Success);
+/// assert_eq!(no.kind(), OutcomeKind::Declined);
+/// assert_eq!(broken.kind(), OutcomeKind::Failed);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolOutcome {
+    pub(crate) state: OutcomeState,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum OutcomeState {
+    Success {
+        content: Vec<Content>,
+        structured: Option<Value>,
+    },
+    Declined {
+        reason: String,
+        code: Option<Value>,
+    },
+    Failed {
+        detail: String,
+    },
+}
+
+/// The three states of a [`ToolOutcome`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutcomeKind {
+    /// The tool ran and produced a result.
+    Success,
+    /// The tool ran and said no; the model reads the reason.
+    Declined,
+    /// The tool could not run (a fault or a panic); the model gets a generic error.
+    Failed,
+}
+
+impl ToolOutcome {
+    /// Success with one text block.
+    pub fn text(text: impl Into<String>) -> ToolOutcome {
+        ToolOutcome::content([Content::text(text)])
+    }
+
+    /// Success with `structuredContent`, mirrored into a text block for
+    /// clients that ignore structured content.
+    pub fn json(value: Value) -> ToolOutcome {
+        ToolOutcome {
+            state: OutcomeState::Success {
+                content: vec![Content::text(value.to_string())],
+                structured: Some(value),
+            },
+        }
+    }
+
+    /// Success with the given content blocks.
+    pub fn content(content: impl IntoIterator<Item = Content>) -> ToolOutcome {
+        ToolOutcome {
+            state: OutcomeState::Success {
+                content: content.into_iter().collect(),
+                structured: None,
+            },
+        }
+    }
+
+    /// Adds (or replaces) the `structuredContent` of a success; other states
+    /// are unchanged.
+    #[must_use]
+    pub fn with_structured(mut self, value: Value) -> ToolOutcome {
+        if let OutcomeState::Success { structured, .. } = &mut self.state {
+            *structured = Some(value);
+        }
+        self
+    }
+
+    /// The tool ran and said no. The reason is written for the model, which
+    /// sees it as an error result (`isError: true`) and can adapt.
+    pub fn declined(reason: impl Into<String>) -> ToolOutcome {
+        ToolOutcome {
+            state: OutcomeState::Declined {
+                reason: reason.into(),
+                code: None,
+            },
+        }
+    }
+
+    /// Attaches a machine-readable code to a declined outcome, sent as
+    /// `structuredContent: {"code": …}`; other states are unchanged.
+    #[must_use]
+    pub fn with_code(mut self, value: Value) -> ToolOutcome {
+        if let OutcomeState::Declined { code, .. } = &mut self.state {
+            *code = Some(value);
+        }
+        self
+    }
+
+    /// The tool could not run. The detail goes to the host's event hook only;
+    /// the model is told that the tool failed and nothing more.
+    pub fn failed(detail: impl Into<String>) -> ToolOutcome {
+        ToolOutcome {
+            state: OutcomeState::Failed {
+                detail: detail.into(),
+            },
+        }
+    }
+
+    /// Which of the three states this is.
+    pub fn kind(&self) -> OutcomeKind {
+        match self.state {
+            OutcomeState::Success { .. } => OutcomeKind::Success,
+            OutcomeState::Declined { .. } => OutcomeKind::Declined,
+            OutcomeState::Failed { .. } => OutcomeKind::Failed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names_follow_the_2025_11_25_rules() {
+        for good in ["a", "get_weather", "fs.read-file", &"x".repeat(128)] {
+            assert!(Tool::new(good, "d").validate().is_ok(), "{good}");
+        }
+        for bad in ["", "has space", "emoji😀", "slash/name", &"x".repeat(129)] {
+            let err = Tool::new(bad, "d").validate().unwrap_err();
+            assert!(matches!(err, Error::InvalidToolName { .. }), "{bad}");
+        }
+    }
+
+    #[test]
+    fn an_input_schema_must_describe_an_object() {
+        let err = Tool::new("t", "d")
+            .input_schema(json!({"type": "string"}))
+            .validate()
+            .unwrap_err();
+        assert!(err.to_string().contains("\"type\": \"object\""), "{err}");
+    }
+
+    #[test]
+    fn title_and_output_schema_are_left_out_before_2025_06_18() {
+        let tool = Tool::new("t", "d")
+            .title("T")
+            .output_schema(json!({"type": "object"}));
+        let old = tool.to_json(Revision::V2025_03_26);
+        assert!(old.get("title").is_none() && old.get("outputSchema").is_none());
+        let new = tool.to_json(Revision::V2025_06_18);
+        assert_eq!(new["title"], "T");
+        assert_eq!(new["outputSchema"], json!({"type": "object"}));
+    }
+
+    #[test]
+    fn with_code_only_touches_declined_outcomes() {
+        let ok = ToolOutcome::text("x").with_code(json!("c"));
+        assert_eq!(ok, ToolOutcome::text("x"));
+    }
+}
