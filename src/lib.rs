@@ -63,3 +63,8 @@ pub use mcp::Revision;
 pub use session::ToolSession;
 pub use surface::{surface_fn, FnSurface, StaticSurface, ToolSurface};
 pub use tool::{OutcomeKind, Tool, ToolOutcome, MAX_TOOL_NAME_LEN};
+
+/// The README's code blocks, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -1,0 +1,157 @@
+//! Shared pieces of the black-box tests: a real HTTP client, an MCP session
+//! on top of it, and schema checks of everything the host sends.
+#![allow(dead_code)]
+
+pub mod schema;
+pub mod wire;
+
+use std::net::SocketAddr;
+
+use serde_json::{json, Value};
+use toolhost::{ToolHost, ToolSession};
+
+pub use wire::{Conn, Reply};
+
+/// The headers a well-behaved client sends with a POST.
+pub const JSON_HEADERS: [(&str, &str); 2] = [
+    ("Content-Type", "application/json"),
+    ("Accept", "application/json, text/event-stream"),
+];
+
+/// An MCP client over one keep-alive connection, checking every message the
+/// host sends against the schema of the revision in use.
+pub struct McpClient {
+    pub conn: Conn,
+    pub authorization: Option<String>,
+    pub session_id: Option<String>,
+    pub revision: String,
+    next_id: i64,
+}
+
+impl McpClient {
+    pub fn new(addr: SocketAddr, authorization: Option<String>) -> McpClient {
+        McpClient {
+            conn: Conn::open(addr).expect("connect"),
+            authorization,
+            session_id: None,
+            revision: "2025-11-25".into(),
+            next_id: 1,
+        }
+    }
+
+    pub fn for_session(host: &ToolHost, session: &ToolSession) -> McpClient {
+        McpClient::new(host.local_addr(), Some(session.authorization()))
+    }
+
+    /// POSTs `body` with the client's credentials and session headers.
+    pub fn post(&mut self, body: &Value) -> Reply {
+        self.post_raw(body.to_string().as_bytes(), &[])
+    }
+
+    pub fn post_raw(&mut self, body: &[u8], extra: &[(&str, &str)]) -> Reply {
+        let mut headers: Vec<(&str, &str)> = JSON_HEADERS.to_vec();
+        if let Some(auth) = &self.authorization {
+            headers.push(("Authorization", auth));
+        }
+        if let Some(id) = &self.session_id {
+            headers.push(("Mcp-Session-Id", id));
+        }
+        if self.revision.as_str() >= "2025-06-18" && self.session_id.is_some() {
+            headers.push(("MCP-Protocol-Version", &self.revision));
+        }
+        headers.extend_from_slice(extra);
+        self.conn
+            .request("POST", "/mcp", &headers, body)
+            .expect("request")
+    }
+
+    fn id(&mut self) -> i64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// `initialize` + `notifications/initialized`; returns the result.
+    pub fn initialize(&mut self, revision: &str) -> Value {
+        let id = self.id();
+        let reply = self.post(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+            "protocolVersion": revision, "capabilities": {},
+            "clientInfo": {"name": "toolhost-tests", "version": "1.0"}}}),
+        );
+        assert_eq!(
+            reply.status,
+            200,
+            "initialize: {:?}",
+            String::from_utf8_lossy(&reply.body)
+        );
+        let message = reply.json();
+        let negotiated = message["result"]["protocolVersion"]
+            .as_str()
+            .expect("protocolVersion")
+            .to_owned();
+        schema::assert_valid(&negotiated, "JSONRPCResponse", &message);
+        schema::assert_valid(&negotiated, "InitializeResult", &message["result"]);
+        self.revision = negotiated;
+        self.session_id = Some(
+            reply
+                .header("mcp-session-id")
+                .expect("Mcp-Session-Id")
+                .to_owned(),
+        );
+        let note = self.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        assert_eq!(note.status, 202);
+        message["result"].clone()
+    }
+
+    /// A request whose answer must be a schema-valid success; returns the result.
+    pub fn request(&mut self, method: &str, params: Value, result_definition: &str) -> Value {
+        let id = self.id();
+        let reply =
+            self.post(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        assert_eq!(
+            reply.status,
+            200,
+            "{method}: {:?}",
+            String::from_utf8_lossy(&reply.body)
+        );
+        let message = reply.json();
+        assert_eq!(message["id"], id);
+        assert!(message.get("error").is_none(), "{method} failed: {message}");
+        schema::assert_valid(&self.revision, "JSONRPCResponse", &message);
+        schema::assert_valid(&self.revision, result_definition, &message["result"]);
+        message["result"].clone()
+    }
+
+    /// A request whose answer must be a JSON-RPC error; returns the error object.
+    pub fn request_error(&mut self, method: &str, params: Value) -> Value {
+        let id = self.id();
+        let reply =
+            self.post(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let message = reply.json();
+        assert_eq!(message["id"], id, "{message}");
+        schema::assert_valid(
+            &self.revision,
+            schema::error_definition(&self.revision),
+            &message,
+        );
+        message["error"].clone()
+    }
+
+    pub fn tool_names(&mut self) -> Vec<String> {
+        let result = self.request("tools/list", json!({}), "ListToolsResult");
+        result["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|t| t["name"].as_str().expect("name").to_owned())
+            .collect()
+    }
+
+    pub fn call(&mut self, name: &str, arguments: Value) -> Value {
+        self.request(
+            "tools/call",
+            json!({"name": name, "arguments": arguments}),
+            "CallToolResult",
+        )
+    }
+}
