@@ -46,9 +46,19 @@ fn demo_tools() -> Result<StaticSurface, toolhost::Error> {
                     "properties": {"sum": {"type": "number"}},
                     "required": ["sum"],
                 })),
-            |args, _ctx| match (args["a"].as_f64(), args["b"].as_f64()) {
-                (Some(a), Some(b)) => ToolOutcome::json(json!({"sum": a + b})),
-                _ => ToolOutcome::declined("`a` and `b` must both be numbers"),
+            |args, _ctx| {
+                let sum = match (&args["a"], &args["b"]) {
+                    (a, b) if a.is_i64() && b.is_i64() => a
+                        .as_i64()
+                        .zip(b.as_i64())
+                        .and_then(|(a, b)| a.checked_add(b))
+                        .map(Value::from),
+                    (a, b) => a.as_f64().zip(b.as_f64()).map(|(a, b)| Value::from(a + b)),
+                };
+                match sum {
+                    Some(sum) => ToolOutcome::json(json!({ "sum": sum })),
+                    None => ToolOutcome::declined("`a` and `b` must both be numbers"),
+                }
             },
         )?
         .tool(

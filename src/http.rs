@@ -253,13 +253,17 @@ pub(crate) fn serve(transport: &Transport, mut request: tiny_http::Request) {
         ),
     };
     let service = &transport.service;
+    let mut body_read = false;
     let response = match admit(transport, &head) {
         Err(refusal) => refusal,
         Ok(Admitted {
             verb: Verb::Post,
             entry,
         }) => match read_body(service, &mut request, transport.max_body_bytes) {
-            Ok(body) => mcp::post(service, &entry, &head.headers, &body),
+            Ok(body) => {
+                body_read = true;
+                mcp::post(service, &entry, &head.headers, &body)
+            }
             Err(refusal) => refusal,
         },
         Ok(Admitted {
@@ -278,7 +282,79 @@ pub(crate) fn serve(transport: &Transport, mut request: tiny_http::Request) {
             response
         }
     };
-    respond(request, response);
+    let unread = if body_read {
+        0
+    } else {
+        unread_body_bytes(&request, &head.headers)
+    };
+    if unread == 0 {
+        respond(request, response);
+    } else if unread <= MAX_DRAINED_BYTES {
+        // tiny_http reads an unread body to its end when the request is
+        // dropped, blocking until the client has sent it all: do that on a
+        // thread of its own so that a refused client cannot pin a worker.
+        // There is at most one per connection, as tiny_http reads the next
+        // request of a connection only after this one's body.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let _ = std::thread::Builder::new()
+            .name("toolhost-drain".into())
+            .spawn(move || {
+                if let Ok((request, response)) = rx.recv() {
+                    respond(request, response);
+                }
+            });
+        // If the thread could not start, its receiver is gone and the send
+        // hands the request back: answer inline then.
+        if let Err(std::sync::mpsc::SendError((request, response))) = tx.send((request, response)) {
+            respond(request, response);
+        }
+    } else {
+        abandon(request, response);
+    }
+}
+
+/// The largest unread body that is drained after a refusal. tiny_http drains
+/// by allocating a buffer of the whole remaining length; past this the
+/// connection is abandoned instead (see [`abandon`]).
+const MAX_DRAINED_BYTES: usize = 64 << 20;
+
+/// How many bytes of body tiny_http will read from the socket when the
+/// request is dropped: a `Content-Length` body it did not already buffer
+/// (it buffers up to 1024 bytes unless the client sent `Expect`).
+fn unread_body_bytes(request: &tiny_http::Request, headers: &Headers) -> usize {
+    match request.body_length() {
+        Some(len) if len > 1024 || headers.get("expect").is_some() => len,
+        _ => 0,
+    }
+}
+
+/// Answers a request whose declared body is too large to drain, and leaves
+/// its connection open and unread for good. Dropping the request would make
+/// tiny_http allocate the declared length in one piece, which for an absurd
+/// `Content-Length` aborts the process; the price is one idle socket and one
+/// parked tiny_http thread per such request, no more than the client itself
+/// holds open.
+fn abandon(request: tiny_http::Request, response: HttpResponse) {
+    let stream = request.upgrade("toolhost-refused", tiny_response(response));
+    std::mem::forget(stream);
+}
+
+fn tiny_response(response: HttpResponse) -> tiny_http::Response<Cursor<Vec<u8>>> {
+    let headers = response
+        .headers
+        .iter()
+        .filter_map(|(name, value)| {
+            tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
+        })
+        .collect();
+    let length = response.body.len();
+    tiny_http::Response::new(
+        tiny_http::StatusCode(response.status),
+        headers,
+        Cursor::new(response.body),
+        Some(length),
+        None,
+    )
 }
 
 fn respond(request: tiny_http::Request, response: HttpResponse) {

@@ -350,12 +350,14 @@ fn requests_after_initialize_need_a_known_mcp_session_id() {
 
     let missing = client.post(&list);
     assert_eq!(missing.status, 400);
+    assert_eq!(missing.json()["id"], 5);
     assert!(String::from_utf8_lossy(&missing.body).contains("Mcp-Session-Id"));
 
     client.session_id = Some("0123456789abcdef0123456789abcdef".into());
     let unknown = client.post(&list);
     assert_eq!(unknown.status, 404);
     assert_eq!(unknown.json()["error"]["code"], -32001);
+    assert_eq!(unknown.json()["id"], 5);
 
     client.session_id = None;
     client.initialize("2025-11-25");
@@ -402,6 +404,7 @@ fn an_unsupported_protocol_version_header_is_refused_with_400() {
     assert_eq!(bad.status, 400);
     let message = bad.json();
     assert_eq!(message["error"]["code"], -32600);
+    assert_eq!(message["id"], 1, "the refusal answers the request's id");
     let text = message["error"]["message"].as_str().unwrap();
     assert!(
         text.contains("1999-01-01") && text.contains("2025-11-25"),

@@ -68,6 +68,12 @@ fn valid_id(id: &Value) -> bool {
     id.is_string() || id.is_i64() || id.is_u64()
 }
 
+/// The id of a single message, when it has a valid one: what a refusal
+/// decided before classification should still answer to.
+pub(crate) fn request_id(value: &Value) -> Option<&Value> {
+    value.get("id").filter(|id| valid_id(id))
+}
+
 /// Classifies one JSON-RPC message.
 pub(crate) fn classify(value: Value) -> Result<Message, Invalid> {
     let Value::Object(mut object) = value else {

@@ -133,6 +133,13 @@ pub(crate) fn post(
     headers: &Headers,
     body: &[u8],
 ) -> HttpResponse {
+    let value: Value = match serde_json::from_slice(body) {
+        Ok(value) => value,
+        Err(err) => {
+            let error = RpcError::new(PARSE_ERROR, format!("the body is not valid JSON: {err}"));
+            return service.refuse(400, None, &error);
+        }
+    };
     if let Some(version) = headers.get("mcp-protocol-version") {
         if Revision::parse(version).is_none() {
             let error = RpcError::new(
@@ -142,16 +149,9 @@ pub(crate) fn post(
                     version::supported_list()
                 ),
             );
-            return service.refuse(400, None, &error);
+            return service.refuse(400, jsonrpc::request_id(&value), &error);
         }
     }
-    let value: Value = match serde_json::from_slice(body) {
-        Ok(value) => value,
-        Err(err) => {
-            let error = RpcError::new(PARSE_ERROR, format!("the body is not valid JSON: {err}"));
-            return service.refuse(400, None, &error);
-        }
-    };
     let outcome = match value {
         Value::Array(items) => batch(service, entry, headers, items),
         single => one(service, entry, headers, single),
@@ -190,13 +190,14 @@ fn find_session(
     service: &Service,
     entry: &SessionEntry,
     headers: &Headers,
+    request_id: Option<&Value>,
 ) -> Result<McpSession, HttpResponse> {
     let Some(id) = headers.get("mcp-session-id") else {
-        return Err(service.refuse(400, None, &missing_session_id()));
+        return Err(service.refuse(400, request_id, &missing_session_id()));
     };
     lock(&entry.mcp)
         .touch(id)
-        .ok_or_else(|| service.refuse(404, None, &unknown_session()))
+        .ok_or_else(|| service.refuse(404, request_id, &unknown_session()))
 }
 
 fn one(
@@ -214,7 +215,11 @@ fn one(
             return Ok(initialize(service, entry, id, params.as_ref()));
         }
     }
-    let session = match find_session(service, entry, headers) {
+    let request_id = match &message {
+        Message::Request { id, .. } => Some(id),
+        _ => None,
+    };
+    let session = match find_session(service, entry, headers, request_id) {
         Ok(session) => session,
         Err(refusal) => return Ok(refusal),
     };
@@ -259,7 +264,7 @@ fn batch(
         let error = RpcError::new(INVALID_REQUEST, "an empty JSON-RPC batch is not a request");
         return Ok(service.refuse(400, None, &error));
     }
-    let session = match find_session(service, entry, headers) {
+    let session = match find_session(service, entry, headers, None) {
         Ok(session) => session,
         Err(refusal) => return Ok(refusal),
     };

@@ -8,7 +8,7 @@
 #   th_start_example NAME   start target/debug/examples/NAME with stdin held open,
 #                           read its first stdout line (a JSON object) and export
 #                           TH_URL, TH_AUTH, TH_PID (and TH_FIRST_LINE)
-#   th_stop_example         close that stdin, wait for the exit; SIGINT, then
+#   th_stop_example         close that stdin, wait for the exit; SIGTERM, then
 #                           SIGKILL if it lingers
 #   th_setup_python         tests/interop/.venv with python/requirements.txt
 #                           under python/constraints.txt
@@ -134,12 +134,14 @@ th_stop_example() {
         # stdin closed: the example should leave by itself.
         for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
         if kill -0 "$pid" 2>/dev/null; then
-            th_log "pid $pid still running 5s after stdin closed; sending SIGINT"
-            kill -INT "$pid" 2>/dev/null
+            # Not SIGINT: a non-interactive shell starts background jobs with
+            # SIGINT ignored, so only a program that installs its own handler sees it.
+            th_log "pid $pid still running 5s after stdin closed; sending SIGTERM"
+            kill -TERM "$pid" 2>/dev/null
             for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
         fi
         if kill -0 "$pid" 2>/dev/null; then
-            th_log "pid $pid ignored SIGINT; sending SIGKILL"
+            th_log "pid $pid ignored SIGTERM; sending SIGKILL"
             kill -KILL "$pid" 2>/dev/null
         fi
         wait "$pid" 2>/dev/null
