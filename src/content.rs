@@ -8,6 +8,7 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::base64::base64_encode;
 use crate::mcp::Revision;
 
 /// One content block of a tool result.
@@ -220,50 +221,9 @@ impl From<String> for Content {
     }
 }
 
-/// Standard base64 (RFC 4648, with padding), as MCP's `data` and `blob`
-/// fields require. Written here to keep the dependency set at three.
-pub(crate) fn base64_encode(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        let sextets = [n >> 18, n >> 12, n >> 6, n];
-        for (i, sextet) in sextets.iter().enumerate() {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[(sextet & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_matches_the_rfc_4648_test_vectors() {
-        let vectors = [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-        ];
-        for (plain, encoded) in vectors {
-            assert_eq!(base64_encode(plain.as_bytes()), encoded, "{plain:?}");
-        }
-        assert_eq!(base64_encode(&[0xff, 0xfe, 0xfd]), "//79");
-    }
 
     #[test]
     fn audio_becomes_text_for_a_revision_without_audio() {

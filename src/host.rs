@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use crate::error::Error;
 use crate::event::{Event, EventHook};
 use crate::http::{self, Transport};
-use crate::mcp::Service;
+use crate::mcp::{CacheHint, CacheScope, Service};
 use crate::session::{lock, Endpoint, SessionTable, ToolSession};
 use crate::surface::ToolSurface;
 
@@ -55,6 +55,7 @@ pub struct HostConfig {
     allowed_origins: Vec<String>,
     capability_urls: bool,
     max_body_bytes: usize,
+    cache: CacheHint,
 }
 
 impl Default for HostConfig {
@@ -71,6 +72,10 @@ impl Default for HostConfig {
             allowed_origins: Vec::new(),
             capability_urls: false,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            cache: CacheHint {
+                ttl_ms: 0,
+                scope: CacheScope::Private,
+            },
         }
     }
 }
@@ -168,6 +173,22 @@ impl HostConfig {
     }
 }
 
+impl HostConfig {
+    /// The caching hint of `tools/list` and `server/discover` in 2026-07-28:
+    /// how long a client may reuse the answer, and who may share it. By
+    /// default `0` ms (tool lists can change at any moment, since the surface
+    /// is asked on every request) and [`CacheScope::Private`] (a tool list
+    /// belongs to one bearer).
+    #[must_use]
+    pub fn tools_cache(mut self, ttl: Duration, scope: CacheScope) -> HostConfig {
+        self.cache = CacheHint {
+            ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
+            scope,
+        };
+        self
+    }
+}
+
 impl fmt::Debug for HostConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HostConfig")
@@ -252,6 +273,7 @@ impl ToolHost {
                 title: config.title,
                 instructions: config.instructions,
                 hook: config.hook,
+                cache: config.cache,
             },
             ip: addr.ip(),
             port: addr.port(),

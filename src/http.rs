@@ -272,15 +272,7 @@ pub(crate) fn serve(transport: &Transport, mut request: tiny_http::Request) {
         }) => mcp::delete(service, &entry, &head.headers),
         Ok(Admitted {
             verb: Verb::Get, ..
-        }) => {
-            let error = RpcError::new(
-                INVALID_REQUEST,
-                "Method Not Allowed: this server offers no standalone SSE stream; POST requests instead",
-            );
-            let mut response = service.refuse(405, None, &error);
-            response.headers.push(("Allow", "POST, DELETE".into()));
-            response
-        }
+        }) => mcp::get(service, &head.headers),
     };
     let unread = if body_read {
         0

@@ -43,6 +43,7 @@
 #![deny(missing_docs)]
 
 mod acp;
+mod base64;
 mod content;
 mod context;
 mod error;
@@ -59,7 +60,7 @@ pub use context::{CallContext, ClientInfo};
 pub use error::Error;
 pub use event::{AuthRefusal, CallResult, Event};
 pub use host::{HostConfig, ToolHost, DEFAULT_MAX_BODY_BYTES, DEFAULT_WORKERS};
-pub use mcp::Revision;
+pub use mcp::{CacheScope, Revision};
 pub use session::ToolSession;
 pub use surface::{surface_fn, FnSurface, StaticSurface, ToolSurface};
 pub use tool::{OutcomeKind, Tool, ToolOutcome, MAX_TOOL_NAME_LEN};

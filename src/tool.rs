@@ -48,6 +48,7 @@ struct ToolSpec {
     description: String,
     input_schema: Value,
     output_schema: Option<Value>,
+    required_capabilities: Option<Map<String, Value>>,
 }
 
 impl Tool {
@@ -60,6 +61,7 @@ impl Tool {
                 description: description.into(),
                 input_schema: json!({"type": "object", "properties": {}}),
                 output_schema: None,
+                required_capabilities: None,
             }),
         }
     }
@@ -84,6 +86,20 @@ impl Tool {
     pub fn output_schema(mut self, schema: Value) -> Tool {
         Arc::make_mut(&mut self.spec).output_schema = Some(schema);
         self
+    }
+
+    /// Client capabilities the tool cannot work without, as a capabilities
+    /// object (for example `{"sampling": {}}`). A call from a client that did
+    /// not declare them is refused with JSON-RPC error -32021
+    /// (`MissingRequiredClientCapabilityError`) before the handler runs.
+    #[must_use]
+    pub fn requires_client_capabilities(mut self, capabilities: Map<String, Value>) -> Tool {
+        Arc::make_mut(&mut self.spec).required_capabilities = Some(capabilities);
+        self
+    }
+
+    pub(crate) fn required_capabilities(&self) -> Option<&Map<String, Value>> {
+        self.spec.required_capabilities.as_ref()
     }
 
     /// The tool's name, as the model calls it.

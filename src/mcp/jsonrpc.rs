@@ -15,6 +15,12 @@ pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
 pub(crate) const INVALID_PARAMS: i64 = -32602;
 /// Internal JSON-RPC error.
 pub(crate) const INTERNAL_ERROR: i64 = -32603;
+/// 2026-07-28: HTTP headers disagree with the body, or are missing.
+pub(crate) const HEADER_MISMATCH: i64 = -32020;
+/// 2026-07-28: the request needs a client capability it did not declare.
+pub(crate) const MISSING_CLIENT_CAPABILITY: i64 = -32021;
+/// 2026-07-28: the request's protocol version is not served.
+pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 /// Implementation-defined server error: transport-level refusals (missing
 /// session id, bad bearer) that have no code of their own.
 pub(crate) const SERVER_ERROR: i64 = -32000;

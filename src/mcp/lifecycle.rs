@@ -20,11 +20,20 @@ use crate::session::random_bytes;
 /// How many MCP sessions one bearer keeps at once.
 pub(crate) const MAX_MCP_SESSIONS: usize = 64;
 
-/// What the host remembers of one MCP session.
+/// Who is asking, in which revision, able to do what: from `initialize` in
+/// the stateful revisions, from each request's `_meta` in the stateless one.
 #[derive(Clone, Debug)]
-pub(crate) struct McpSession {
+pub(crate) struct Caller {
     pub(crate) revision: Revision,
     pub(crate) client: Option<ClientInfo>,
+    /// The client's declared capabilities (`{}` when none).
+    pub(crate) capabilities: Value,
+}
+
+/// What the host remembers of one MCP session.
+#[derive(Clone, Debug)]
+struct McpSession {
+    caller: Caller,
     last_used: u64,
 }
 
@@ -37,7 +46,7 @@ pub(crate) struct McpSessions {
 
 impl McpSessions {
     /// Opens a session and returns its id.
-    pub(crate) fn open(&mut self, revision: Revision, client: Option<ClientInfo>) -> String {
+    pub(crate) fn open(&mut self, caller: Caller) -> String {
         if self.sessions.len() >= MAX_MCP_SESSIONS {
             let oldest = self
                 .sessions
@@ -55,21 +64,20 @@ impl McpSessions {
         self.sessions.insert(
             id.clone(),
             McpSession {
-                revision,
-                client,
+                caller,
                 last_used: self.clock,
             },
         );
         id
     }
 
-    /// The session with this id, marked as used.
-    pub(crate) fn touch(&mut self, id: &str) -> Option<McpSession> {
+    /// The caller of the session with this id, marking it as used.
+    pub(crate) fn touch(&mut self, id: &str) -> Option<Caller> {
         self.clock += 1;
         let clock = self.clock;
         self.sessions.get_mut(id).map(|session| {
             session.last_used = clock;
-            session.clone()
+            session.caller.clone()
         })
     }
 
@@ -79,15 +87,18 @@ impl McpSessions {
     }
 }
 
-/// What `initialize` asked for, checked.
-pub(crate) struct InitializeRequest {
-    pub(crate) revision: Revision,
-    pub(crate) client: Option<ClientInfo>,
+/// A `clientInfo` / `io.modelcontextprotocol/clientInfo` value, when well-formed.
+pub(crate) fn read_client_info(info: Option<&Value>) -> Option<ClientInfo> {
+    let info = info?;
+    Some(ClientInfo {
+        name: info.get("name")?.as_str()?.to_owned(),
+        version: info.get("version")?.as_str()?.to_owned(),
+    })
 }
 
-/// Reads `initialize` params: `protocolVersion` is required; `clientInfo` is
-/// kept when well-formed.
-pub(crate) fn read_initialize(params: Option<&Value>) -> Result<InitializeRequest, RpcError> {
+/// Reads `initialize` params: `protocolVersion` is required; `clientInfo` and
+/// `capabilities` are kept when well-formed.
+pub(crate) fn read_initialize(params: Option<&Value>) -> Result<Caller, RpcError> {
     let requested = params
         .and_then(|p| p.get("protocolVersion"))
         .and_then(Value::as_str)
@@ -96,15 +107,15 @@ pub(crate) fn read_initialize(params: Option<&Value>) -> Result<InitializeReques
                 "initialize needs params.protocolVersion, a revision date string",
             )
         })?;
-    let client = params.and_then(|p| p.get("clientInfo")).and_then(|info| {
-        Some(ClientInfo {
-            name: info.get("name")?.as_str()?.to_owned(),
-            version: info.get("version")?.as_str()?.to_owned(),
-        })
-    });
-    Ok(InitializeRequest {
+    let capabilities = params
+        .and_then(|p| p.get("capabilities"))
+        .filter(|c| c.is_object())
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    Ok(Caller {
         revision: Revision::negotiate(requested),
-        client,
+        client: read_client_info(params.and_then(|p| p.get("clientInfo"))),
+        capabilities,
     })
 }
 
@@ -135,16 +146,24 @@ pub(crate) fn initialize_result(service: &Service, revision: Revision) -> Value 
 mod tests {
     use super::*;
 
+    fn caller() -> Caller {
+        Caller {
+            revision: Revision::V2025_11_25,
+            client: None,
+            capabilities: json!({}),
+        }
+    }
+
     #[test]
     fn the_least_recently_used_session_is_forgotten_past_the_bound() {
         let mut sessions = McpSessions::default();
-        let first = sessions.open(Revision::V2025_11_25, None);
-        let second = sessions.open(Revision::V2025_11_25, None);
+        let first = sessions.open(caller());
+        let second = sessions.open(caller());
         for _ in 2..MAX_MCP_SESSIONS {
-            sessions.open(Revision::V2025_11_25, None);
+            sessions.open(caller());
         }
         assert!(sessions.touch(&first).is_some());
-        sessions.open(Revision::V2025_11_25, None);
+        sessions.open(caller());
         assert!(sessions.touch(&first).is_some(), "recently used survives");
         assert!(
             sessions.touch(&second).is_none(),

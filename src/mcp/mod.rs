@@ -10,6 +10,7 @@
 
 mod jsonrpc;
 mod lifecycle;
+mod stateless;
 mod tools;
 mod version;
 
@@ -22,7 +23,7 @@ pub(crate) use lifecycle::McpSessions;
 pub use version::Revision;
 
 use jsonrpc::{classify, success, Message, METHOD_NOT_FOUND, PARSE_ERROR};
-use lifecycle::McpSession;
+use lifecycle::Caller;
 
 use crate::event::{AuthRefusal, Event, EventHook};
 use crate::session::{lock, SessionEntry};
@@ -37,6 +38,34 @@ pub(crate) struct Service {
     pub(crate) title: Option<String>,
     pub(crate) instructions: Option<String>,
     pub(crate) hook: Option<EventHook>,
+    pub(crate) cache: CacheHint,
+}
+
+/// Who may reuse a cached `tools/list` (2026-07-28 `cacheScope`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheScope {
+    /// Only the same authorization context: the same bearer. Right for
+    /// toolhost, whose tool lists belong to one session.
+    Private,
+    /// Anyone, across authorization contexts.
+    Public,
+}
+
+impl CacheScope {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            CacheScope::Private => "private",
+            CacheScope::Public => "public",
+        }
+    }
+}
+
+/// The caching hint sent with `tools/list` and `server/discover` in
+/// 2026-07-28.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CacheHint {
+    pub(crate) ttl_ms: u64,
+    pub(crate) scope: CacheScope,
 }
 
 impl Service {
@@ -119,11 +148,11 @@ pub(crate) enum Halt {
     Revoked,
 }
 
-/// What a request runs in: its bearer's entry and its MCP session.
+/// What a request runs in: its bearer's entry and its caller.
 struct Turn<'a> {
     service: &'a Service,
     entry: &'a Arc<SessionEntry>,
-    session: McpSession,
+    caller: Caller,
 }
 
 /// Handles a POST to the MCP endpoint.
@@ -140,6 +169,10 @@ pub(crate) fn post(
             return service.refuse(400, None, &error);
         }
     };
+    if stateless::is_stateless(&value, headers) {
+        return stateless::post(service, entry, headers, value)
+            .unwrap_or_else(|Halt::Revoked| service.unauthorized(AuthRefusal::Unknown));
+    }
     if let Some(version) = headers.get("mcp-protocol-version") {
         if Revision::parse(version).is_none() {
             let error = RpcError::new(
@@ -159,8 +192,33 @@ pub(crate) fn post(
     outcome.unwrap_or_else(|Halt::Revoked| service.unauthorized(AuthRefusal::Unknown))
 }
 
+/// Whether a GET or DELETE speaks 2026-07-28, by its version header.
+fn stateless_header(headers: &Headers) -> bool {
+    headers
+        .get("mcp-protocol-version")
+        .and_then(Revision::parse)
+        .is_some_and(Revision::is_stateless)
+}
+
+/// Handles a GET: no standalone stream is offered in either era.
+pub(crate) fn get(service: &Service, headers: &Headers) -> HttpResponse {
+    if stateless_header(headers) {
+        return stateless::method_not_allowed(service);
+    }
+    let error = RpcError::new(
+        INVALID_REQUEST,
+        "Method Not Allowed: this server offers no standalone SSE stream; POST requests instead",
+    );
+    let mut response = service.refuse(405, None, &error);
+    response.headers.push(("Allow", "POST, DELETE".into()));
+    response
+}
+
 /// Handles a DELETE: ends the MCP session named by `Mcp-Session-Id`.
 pub(crate) fn delete(service: &Service, entry: &SessionEntry, headers: &Headers) -> HttpResponse {
+    if stateless_header(headers) {
+        return stateless::method_not_allowed(service);
+    }
     let Some(id) = headers.get("mcp-session-id") else {
         return service.refuse(400, None, &missing_session_id());
     };
@@ -191,7 +249,7 @@ fn find_session(
     entry: &SessionEntry,
     headers: &Headers,
     request_id: Option<&Value>,
-) -> Result<McpSession, HttpResponse> {
+) -> Result<Caller, HttpResponse> {
     let Some(id) = headers.get("mcp-session-id") else {
         return Err(service.refuse(400, request_id, &missing_session_id()));
     };
@@ -219,14 +277,14 @@ fn one(
         Message::Request { id, .. } => Some(id),
         _ => None,
     };
-    let session = match find_session(service, entry, headers, request_id) {
-        Ok(session) => session,
+    let caller = match find_session(service, entry, headers, request_id) {
+        Ok(caller) => caller,
         Err(refusal) => return Ok(refusal),
     };
     let turn = Turn {
         service,
         entry,
-        session,
+        caller,
     };
     Ok(match message {
         Message::Request { id, method, params } => {
@@ -243,12 +301,12 @@ fn initialize(
     id: &Value,
     params: Option<&Value>,
 ) -> HttpResponse {
-    let request = match lifecycle::read_initialize(params) {
-        Ok(request) => request,
+    let caller = match lifecycle::read_initialize(params) {
+        Ok(caller) => caller,
         Err(error) => return HttpResponse::json(200, &failure(Some(id), &error)),
     };
-    let result = lifecycle::initialize_result(service, request.revision);
-    let session_id = lock(&entry.mcp).open(request.revision, request.client);
+    let result = lifecycle::initialize_result(service, caller.revision);
+    let session_id = lock(&entry.mcp).open(caller);
     let mut response = HttpResponse::json(200, &success(id, result));
     response.headers.push(("Mcp-Session-Id", session_id));
     response
@@ -264,16 +322,16 @@ fn batch(
         let error = RpcError::new(INVALID_REQUEST, "an empty JSON-RPC batch is not a request");
         return Ok(service.refuse(400, None, &error));
     }
-    let session = match find_session(service, entry, headers, None) {
-        Ok(session) => session,
+    let caller = match find_session(service, entry, headers, None) {
+        Ok(caller) => caller,
         Err(refusal) => return Ok(refusal),
     };
-    if !session.revision.allows_batches() {
+    if !caller.revision.allows_batches() {
         let error = RpcError::new(
             INVALID_REQUEST,
             format!(
                 "JSON-RPC batches belong to revision 2025-03-26 only; this MCP session speaks {}: send one message per request",
-                session.revision
+                caller.revision
             ),
         );
         return Ok(service.refuse(400, None, &error));
@@ -281,7 +339,7 @@ fn batch(
     let turn = Turn {
         service,
         entry,
-        session,
+        caller,
     };
     let mut replies = Vec::new();
     for item in items {
@@ -308,18 +366,10 @@ fn batch(
 impl Turn<'_> {
     /// Answers one request inside an MCP session.
     fn request(&self, id: &Value, method: &str, params: Option<&Value>) -> Result<Value, Halt> {
-        let revision = self.session.revision;
         let result = match method {
             "ping" => Ok(Value::Object(serde_json::Map::new())),
-            "tools/list" => tools::list(self.service, self.entry, revision, params),
-            "tools/call" => tools::call(
-                self.service,
-                self.entry,
-                revision,
-                self.session.client.clone(),
-                id,
-                params,
-            )?,
+            "tools/list" => tools::list(self.service, self.entry, self.caller.revision, params),
+            "tools/call" => tools::call(self.service, self.entry, &self.caller, id, params)?,
             other => Err(RpcError::new(
                 METHOD_NOT_FOUND,
                 format!("method {other:?} is not offered by this server, which serves tools only"),

@@ -11,10 +11,11 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use super::jsonrpc::{RpcError, INTERNAL_ERROR};
+use super::jsonrpc::{RpcError, INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY};
+use super::lifecycle::Caller;
 use super::version::Revision;
 use super::{Halt, Service};
-use crate::context::{CallContext, ClientInfo};
+use crate::context::CallContext;
 use crate::event::{CallResult, Event};
 use crate::session::SessionEntry;
 use crate::tool::{OutcomeState, Tool, ToolOutcome};
@@ -112,11 +113,11 @@ fn json_type(value: &Value) -> &'static str {
 pub(crate) fn call(
     service: &Service,
     entry: &Arc<SessionEntry>,
-    revision: Revision,
-    client: Option<ClientInfo>,
+    caller: &Caller,
     request_id: &Value,
     params: Option<&Value>,
 ) -> Result<Result<Value, RpcError>, Halt> {
+    let revision = caller.revision;
     let (name, arguments) = match read_call(params) {
         Ok(call) => call,
         Err(err) => return Ok(Err(err)),
@@ -142,11 +143,14 @@ pub(crate) fn call(
             )));
         }
     };
+    if let Some(missing) = missing_capabilities(&tool, &caller.capabilities) {
+        return Ok(Err(missing));
+    }
     let ticket = entry.admit().ok_or(Halt::Revoked)?;
     let ctx = CallContext::new(
         request_id.clone(),
         revision,
-        client,
+        caller.client.clone(),
         Arc::clone(&ticket.cancel),
     );
     service.emit(|| Event::CallStarted {
@@ -178,6 +182,29 @@ pub(crate) fn call(
         },
     });
     Ok(Ok(render(&outcome, revision)))
+}
+
+/// The `-32021` error when the client lacks a capability the tool requires.
+fn missing_capabilities(tool: &Tool, declared: &Value) -> Option<RpcError> {
+    let required = tool.required_capabilities()?;
+    let missing: Vec<&str> = required
+        .keys()
+        .filter(|name| declared.get(name.as_str()).is_none())
+        .map(String::as_str)
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let mut error = RpcError::new(
+        MISSING_CLIENT_CAPABILITY,
+        format!(
+            "tool {:?} needs the client capabilities {}, which this request did not declare",
+            tool.name(),
+            missing.join(", ")
+        ),
+    );
+    error.data = Some(json!({ "requiredCapabilities": required }));
+    Some(error)
 }
 
 /// A `CallToolResult` for the revision.

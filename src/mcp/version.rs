@@ -1,8 +1,9 @@
 //! Protocol revisions and version negotiation.
 //!
 //! MCP names its revisions by date. The host serves every revision in
-//! [`Revision::ALL`] on one endpoint; what a client gets is decided per MCP
-//! session (at `initialize`) for the stateful revisions.
+//! [`Revision::ALL`] on one endpoint: the stateful ones are chosen per MCP
+//! session at `initialize`, the stateless 2026-07-28 per request, from the
+//! request's own `_meta`.
 
 use std::fmt;
 
@@ -31,15 +32,19 @@ pub enum Revision {
     V2025_06_18,
     /// 2025-11-25: tool-name rules, input-validation errors as tool errors, icons.
     V2025_11_25,
+    /// 2026-07-28: stateless; no `initialize`, every request carries its
+    /// version, client and capabilities in `_meta`.
+    V2026_07_28,
 }
 
 impl Revision {
     /// Every revision the host serves, oldest first.
-    pub const ALL: [Revision; 4] = [
+    pub const ALL: [Revision; 5] = [
         Revision::V2024_11_05,
         Revision::V2025_03_26,
         Revision::V2025_06_18,
         Revision::V2025_11_25,
+        Revision::V2026_07_28,
     ];
 
     /// The newest revision negotiated through `initialize`.
@@ -52,6 +57,7 @@ impl Revision {
             Revision::V2025_03_26 => "2025-03-26",
             Revision::V2025_06_18 => "2025-06-18",
             Revision::V2025_11_25 => "2025-11-25",
+            Revision::V2026_07_28 => "2026-07-28",
         }
     }
 
@@ -61,9 +67,18 @@ impl Revision {
     }
 
     /// What `initialize` answers to a client that asked for `requested`:
-    /// the same revision when it is served, else the newest stateful one.
+    /// the same revision when it is a stateful one the host serves, else the
+    /// newest stateful one.
     pub(crate) fn negotiate(requested: &str) -> Revision {
-        Revision::parse(requested).unwrap_or(Revision::LATEST_STATEFUL)
+        Revision::parse(requested)
+            .filter(|r| !r.is_stateless())
+            .unwrap_or(Revision::LATEST_STATEFUL)
+    }
+
+    /// Whether this revision is stateless (2026-07-28 on): no `initialize`,
+    /// no `Mcp-Session-Id`, version and capabilities in every request.
+    pub fn is_stateless(self) -> bool {
+        self >= Revision::V2026_07_28
     }
 
     /// Whether this revision accepts JSON-RPC batches (only 2025-03-26 does).
@@ -122,6 +137,7 @@ mod tests {
         assert_eq!(Revision::negotiate("2025-03-26"), Revision::V2025_03_26);
         assert_eq!(Revision::negotiate("2099-01-01"), Revision::LATEST_STATEFUL);
         assert_eq!(Revision::negotiate(""), Revision::LATEST_STATEFUL);
+        assert_eq!(Revision::negotiate("2026-07-28"), Revision::LATEST_STATEFUL);
     }
 
     #[test]

@@ -1,0 +1,394 @@
+//! The stateless revision, 2026-07-28: no `initialize`, no `Mcp-Session-Id`;
+//! every request carries its version, client and capabilities in
+//! `params._meta`, and its method (and tool name) again in headers so that
+//! intermediaries can route without reading the body.
+//!
+//! Era detection is per request ([`is_stateless`]); a request of this era is
+//! checked in the order the revision's errors are layered — version
+//! (`-32022`), then required `_meta` (`-32602`), then headers against body
+//! (`-32020`) — and then dispatched to the same tool code as the stateful
+//! revisions, with results carrying `resultType` and the server's identity.
+
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use super::jsonrpc::{
+    classify, success, Message, RpcError, HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS,
+    INVALID_REQUEST, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION,
+};
+use super::lifecycle::{read_client_info, Caller};
+use super::version::Revision;
+use super::{tools, Halt, Headers, HttpResponse, Service};
+use crate::base64::base64_decode;
+use crate::session::SessionEntry;
+
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+const META_CLIENT: &str = "io.modelcontextprotocol/clientInfo";
+const META_SERVER: &str = "io.modelcontextprotocol/serverInfo";
+
+/// Whether a POST body is stateless-era traffic. Without an
+/// `Mcp-Session-Id`: its `_meta` carries `io.modelcontextprotocol/*` keys, or
+/// its `MCP-Protocol-Version` header names anything but a handshake-era
+/// revision. With one: only when `_meta` names 2026-07-28 (the stray session
+/// id is then ignored); a legacy client that adds `_meta` inside its MCP
+/// session stays on the stateful path.
+pub(crate) fn is_stateless(value: &Value, headers: &Headers) -> bool {
+    if !value.is_object() {
+        return false;
+    }
+    let meta = value.get("params").and_then(|p| p.get("_meta"));
+    let meta_version = meta
+        .and_then(|m| m.get(META_VERSION))
+        .and_then(Value::as_str)
+        .and_then(Revision::parse);
+    if headers.get("mcp-session-id").is_some() {
+        return meta_version.is_some_and(Revision::is_stateless);
+    }
+    let modern_meta = meta
+        .and_then(Value::as_object)
+        .is_some_and(|m| m.keys().any(|k| k.starts_with("io.modelcontextprotocol/")));
+    let handshake_header = headers
+        .get("mcp-protocol-version")
+        .map(|h| Revision::parse(h).is_some_and(|r| !r.is_stateless()));
+    modern_meta || handshake_header == Some(false)
+}
+
+/// The HTTP status a stateless-era JSON-RPC error travels with.
+fn status_of(error: &RpcError) -> u16 {
+    match error.code {
+        METHOD_NOT_FOUND => 404,
+        INTERNAL_ERROR => 500,
+        _ => 400,
+    }
+}
+
+/// A header value, trimmed of spaces and tabs, with the `=?base64?…?=`
+/// sentinel decoded; `None` when it holds characters a header value may not,
+/// or a sentinel around anything but padded base64 of UTF-8.
+fn decode_header(raw: &str) -> Option<String> {
+    let trimmed = raw.trim_matches([' ', '\t']);
+    if !trimmed
+        .bytes()
+        .all(|b| (0x21..=0x7e).contains(&b) || b == b' ' || b == b'\t')
+    {
+        return None;
+    }
+    match trimmed
+        .strip_prefix("=?base64?")
+        .and_then(|rest| rest.strip_suffix("?="))
+    {
+        Some(encoded) => String::from_utf8(base64_decode(encoded)?).ok(),
+        None => Some(trimmed.to_owned()),
+    }
+}
+
+fn unsupported_version(requested: &str) -> RpcError {
+    let supported: Vec<&str> = Revision::ALL.iter().map(|r| r.as_str()).collect();
+    let mut error = RpcError::new(
+        UNSUPPORTED_PROTOCOL_VERSION,
+        format!(
+            "protocol version {requested:?} is not served statelessly; send 2026-07-28 in _meta, or initialize for {}",
+            supported[..supported.len() - 1].join(", ")
+        ),
+    );
+    error.data = Some(json!({"supported": supported, "requested": requested}));
+    error
+}
+
+fn mismatch(message: String) -> RpcError {
+    RpcError::new(HEADER_MISMATCH, message)
+}
+
+/// Checks `_meta`, headers and version, in the order the revision layers
+/// its errors; returns who is calling.
+fn check(method: &str, params: Option<&Value>, headers: &Headers) -> Result<Caller, RpcError> {
+    let meta = params.and_then(|p| p.get("_meta"));
+    let meta_version = meta
+        .and_then(|m| m.get(META_VERSION))
+        .and_then(Value::as_str);
+    let capabilities = meta
+        .and_then(|m| m.get(META_CAPABILITIES))
+        .filter(|c| c.is_object());
+    let (Some(requested), Some(capabilities)) = (meta_version, capabilities) else {
+        return Err(RpcError::new(
+            INVALID_PARAMS,
+            format!("a 2026-07-28 request needs params._meta with {META_VERSION:?} (a string) and {META_CAPABILITIES:?} (an object)"),
+        ));
+    };
+    match headers.get("mcp-protocol-version").map(str::trim) {
+        Some(header) if header == requested => {}
+        Some(header) => {
+            return Err(mismatch(format!(
+                "the MCP-Protocol-Version header {header:?} does not match _meta {META_VERSION} {requested:?}"
+            )))
+        }
+        None => {
+            return Err(mismatch(
+                "the MCP-Protocol-Version header is required in 2026-07-28".into(),
+            ))
+        }
+    }
+    if Revision::parse(requested) != Some(Revision::V2026_07_28) {
+        return Err(unsupported_version(requested));
+    }
+    match headers.get("mcp-method").map(decode_header) {
+        Some(Some(header)) if header == method => {}
+        Some(_) => {
+            return Err(mismatch(format!(
+                "the Mcp-Method header does not match the body's method {method:?}"
+            )))
+        }
+        None => {
+            return Err(mismatch(
+                "the Mcp-Method header is required in 2026-07-28".into(),
+            ))
+        }
+    }
+    if method == "tools/call" {
+        let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+        match (headers.get("mcp-name").map(decode_header), name) {
+            (Some(Some(header)), Some(name)) if header == name => {}
+            (None, _) => {
+                return Err(mismatch(
+                    "the Mcp-Name header (the tool's name) is required for tools/call".into(),
+                ))
+            }
+            _ => {
+                return Err(mismatch(
+                    "the Mcp-Name header does not match params.name".into(),
+                ))
+            }
+        }
+    }
+    Ok(Caller {
+        revision: Revision::V2026_07_28,
+        client: read_client_info(meta.and_then(|m| m.get(META_CLIENT))),
+        capabilities: capabilities.clone(),
+    })
+}
+
+/// Adds what every 2026-07-28 result carries: `resultType` and the server's
+/// identity in `_meta`.
+fn complete(service: &Service, mut result: Value) -> Value {
+    if let Value::Object(fields) = &mut result {
+        fields.insert("resultType".into(), "complete".into());
+        let meta = fields
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = meta {
+            meta.insert(
+                META_SERVER.into(),
+                json!({"name": service.name, "version": service.version}),
+            );
+        }
+    }
+    result
+}
+
+/// The `server/discover` result.
+fn discover(service: &Service) -> Value {
+    let versions: Vec<&str> = Revision::ALL.iter().map(|r| r.as_str()).collect();
+    let mut result = json!({
+        "supportedVersions": versions,
+        "capabilities": {"tools": {"listChanged": false}},
+        "ttlMs": service.cache.ttl_ms,
+        "cacheScope": service.cache.scope.as_str(),
+    });
+    if let Some(instructions) = &service.instructions {
+        result["instructions"] = instructions.clone().into();
+    }
+    result
+}
+
+/// Handles one stateless-era POST body.
+pub(crate) fn post(
+    service: &Service,
+    entry: &Arc<SessionEntry>,
+    headers: &Headers,
+    value: Value,
+) -> Result<HttpResponse, Halt> {
+    let (id, method, params) = match classify(value) {
+        Ok(Message::Request { id, method, params }) => (id, method, params),
+        Ok(Message::Notification { .. } | Message::Response) => {
+            return Ok(HttpResponse::empty(202))
+        }
+        Err(invalid) => return Ok(service.refuse(400, invalid.id.as_ref(), &invalid.error)),
+    };
+    let refuse = |error: RpcError| service.refuse(status_of(&error), Some(&id), &error);
+    let caller = match check(&method, params.as_ref(), headers) {
+        Ok(caller) => caller,
+        Err(error) => return Ok(refuse(error)),
+    };
+    let result = match method.as_str() {
+        "server/discover" => Ok(discover(service)),
+        "tools/list" => tools::list(service, entry, caller.revision, params.as_ref()).map(|mut list| {
+            list["ttlMs"] = service.cache.ttl_ms.into();
+            list["cacheScope"] = service.cache.scope.as_str().into();
+            list
+        }),
+        "tools/call" => tools::call(service, entry, &caller, &id, params.as_ref())?,
+        "initialize" | "ping" | "logging/setLevel" => Err(RpcError::new(
+            METHOD_NOT_FOUND,
+            format!("{method:?} does not exist in 2026-07-28, which needs no handshake; send the request itself with _meta"),
+        )),
+        other => Err(RpcError::new(
+            METHOD_NOT_FOUND,
+            format!("method {other:?} is not offered by this server, which serves tools only"),
+        )),
+    };
+    Ok(match result {
+        Ok(result) => HttpResponse::json(200, &success(&id, complete(service, result))),
+        Err(error) => refuse(error),
+    })
+}
+
+/// The answer to `GET` or `DELETE` in the stateless era, which has neither
+/// standalone streams nor sessions to end.
+pub(crate) fn method_not_allowed(service: &Service) -> HttpResponse {
+    let error = RpcError::new(
+        INVALID_REQUEST,
+        "Method Not Allowed: 2026-07-28 has no sessions or standalone streams; POST each request",
+    );
+    let mut response = service.refuse(405, None, &error);
+    response.headers.push(("Allow", "POST".into()));
+    response
+}
+
+/// A JSON-RPC failure body, for tests of the checks.
+#[cfg(test)]
+fn check_error(method: &str, params: &Value, headers: &[(&str, &str)]) -> Option<(i64, Value)> {
+    let headers = Headers(
+        headers
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+            .collect(),
+    );
+    check(method, Some(params), &headers)
+        .err()
+        .map(|e| (e.code, super::jsonrpc::failure(None, &e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta() -> Value {
+        json!({"_meta": {META_VERSION: "2026-07-28", META_CAPABILITIES: {}}})
+    }
+
+    const GOOD: [(&str, &str); 2] = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/list"),
+    ];
+
+    #[test]
+    fn a_complete_request_passes_every_check() {
+        assert_eq!(check_error("tools/list", &meta(), &GOOD), None);
+    }
+
+    #[test]
+    fn each_rule_has_its_own_code() {
+        let no_meta = check_error("tools/list", &json!({}), &GOOD).unwrap();
+        assert_eq!(no_meta.0, INVALID_PARAMS);
+        let old = json!({"_meta": {META_VERSION: "v999", META_CAPABILITIES: {}}});
+        let same = [
+            ("MCP-Protocol-Version", "v999"),
+            ("Mcp-Method", "tools/list"),
+        ];
+        let (code, body) = check_error("tools/list", &old, &same).unwrap();
+        assert_eq!(code, UNSUPPORTED_PROTOCOL_VERSION);
+        assert_eq!(body["error"]["data"]["requested"], "v999");
+        assert_eq!(
+            check_error("tools/list", &old, &GOOD).unwrap().0,
+            HEADER_MISMATCH
+        );
+        let header = [
+            ("MCP-Protocol-Version", "2025-11-25"),
+            ("Mcp-Method", "tools/list"),
+        ];
+        assert_eq!(
+            check_error("tools/list", &meta(), &header).unwrap().0,
+            HEADER_MISMATCH
+        );
+        let no_method = [("MCP-Protocol-Version", "2026-07-28")];
+        assert_eq!(
+            check_error("tools/list", &meta(), &no_method).unwrap().0,
+            HEADER_MISMATCH
+        );
+        let wrong_method = [
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+        ];
+        assert_eq!(
+            check_error("tools/list", &meta(), &wrong_method).unwrap().0,
+            HEADER_MISMATCH
+        );
+    }
+
+    #[test]
+    fn mcp_name_is_checked_for_tools_call_with_the_base64_sentinel_decoded() {
+        let mut params = meta();
+        params["name"] = "grüße".into();
+        let encoded = format!(
+            "=?base64?{}?=",
+            crate::base64::base64_encode("grüße".as_bytes())
+        );
+        let headers = [
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", encoded.as_str()),
+        ];
+        assert_eq!(check_error("tools/call", &params, &headers), None);
+        let wrong = [
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "other"),
+        ];
+        assert_eq!(
+            check_error("tools/call", &params, &wrong).unwrap().0,
+            HEADER_MISMATCH
+        );
+        let missing = [
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+        ];
+        assert_eq!(
+            check_error("tools/call", &params, &missing).unwrap().0,
+            HEADER_MISMATCH
+        );
+    }
+
+    #[test]
+    fn era_detection_follows_meta_then_header() {
+        let headers = |pairs: &[(&str, &str)]| {
+            Headers(
+                pairs
+                    .iter()
+                    .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+                    .collect(),
+            )
+        };
+        let with_meta =
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": meta()});
+        let plain = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}});
+        assert!(is_stateless(&with_meta, &headers(&[])));
+        assert!(is_stateless(
+            &with_meta,
+            &headers(&[("Mcp-Session-Id", "stray")])
+        ));
+        let progress_only = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {"progressToken": 1}}});
+        assert!(!is_stateless(&progress_only, &headers(&[])));
+        assert!(!is_stateless(&plain, &headers(&[])));
+        assert!(is_stateless(
+            &plain,
+            &headers(&[("MCP-Protocol-Version", "2026-07-28")])
+        ));
+        assert!(!is_stateless(
+            &plain,
+            &headers(&[("MCP-Protocol-Version", "2025-06-18")])
+        ));
+        assert!(!is_stateless(&json!([with_meta]), &headers(&[])));
+    }
+}
