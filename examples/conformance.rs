@@ -9,7 +9,7 @@
 //! closes or Ctrl-C.
 //!
 //! Fixtures that need features still being built (progress and logging
-//! notifications, sampling, elicitation, the stateless revision) are not
+//! notifications, sampling, elicitation, list-change subscriptions) are not
 //! registered yet: their scenarios are listed in
 //! `tests/interop/expected-failures.txt`.
 
@@ -94,7 +94,21 @@ fn fixtures() -> Result<StaticSurface, toolhost::Error> {
                 "additionalProperties": false,
             })),
             |args, _| ToolOutcome::text(format!("received {args}")),
+        )?
+        .tool(
+            Tool::new(
+                "test_missing_capability",
+                "Needs the client's sampling capability.",
+            )
+            .requires_client_capabilities(sampling()),
+            |_, _| ToolOutcome::text("Success"),
         )
+}
+
+fn sampling() -> serde_json::Map<String, serde_json::Value> {
+    let mut capabilities = serde_json::Map::new();
+    capabilities.insert("sampling".into(), json!({}));
+    capabilities
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
