@@ -36,8 +36,9 @@
 //! ```
 //!
 //! The host speaks MCP over Streamable HTTP on one endpoint (`/mcp`) in
-//! revisions 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25, chosen per
-//! MCP session at `initialize`.
+//! revisions 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25 (chosen per
+//! MCP session at `initialize`) and the stateless 2026-07-28 (chosen per
+//! request from its `_meta`).
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
