@@ -350,23 +350,8 @@ fn tiny_response(response: HttpResponse) -> tiny_http::Response<Cursor<Vec<u8>>>
 }
 
 fn respond(request: tiny_http::Request, response: HttpResponse) {
-    let headers = response
-        .headers
-        .iter()
-        .filter_map(|(name, value)| {
-            tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
-        })
-        .collect();
-    let length = response.body.len();
-    let reply = tiny_http::Response::new(
-        tiny_http::StatusCode(response.status),
-        headers,
-        Cursor::new(response.body),
-        Some(length),
-        None,
-    );
     // A client that hung up is no fault of ours; there is no one to tell.
-    let _ = request.respond(reply);
+    let _ = request.respond(tiny_response(response));
 }
 
 #[cfg(test)]
