@@ -8,15 +8,18 @@
 //! Its first stdout line is `{"url", "authorization"}`; it serves until stdin
 //! closes or Ctrl-C.
 //!
-//! Fixtures that need features still being built (progress and logging
-//! notifications, sampling, elicitation, list-change subscriptions) are not
-//! registered yet: their scenarios are listed in
+//! Fixtures that need features still being built (sampling, elicitation,
+//! list-change subscriptions) are not registered yet: their scenarios are listed in
 //! `tests/interop/expected-failures.txt`.
 
 use std::io::{self, Read, Write};
+use std::thread;
+use std::time::Duration;
 
 use serde_json::json;
-use toolhost::{Content, HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
+use toolhost::{
+    CallContext, Content, HostConfig, LogLevel, StaticSurface, Tool, ToolHost, ToolOutcome,
+};
 
 /// A 1x1 PNG.
 const PNG_BASE64: &str =
@@ -102,7 +105,70 @@ fn fixtures() -> Result<StaticSurface, toolhost::Error> {
             )
             .requires_client_capabilities(sampling()),
             |_, _| ToolOutcome::text("Success"),
+        )?
+        .tool(
+            Tool::new(
+                "test_tool_with_progress",
+                "Reports progress three times, 50 ms apart.",
+            ),
+            with_progress,
+        )?
+        .tool(
+            Tool::new(
+                "test_tool_with_logging",
+                "Logs three info messages, 50 ms apart.",
+            ),
+            with_logging,
+        )?
+        .tool(
+            Tool::new(
+                "test_logging_tool",
+                "Logs only when the request asks for a log level.",
+            ),
+            |_, ctx| {
+                ctx.log(LogLevel::Info, json!("logging tool ran"));
+                ToolOutcome::text("Logging evaluated")
+            },
+        )?
+        .tool(
+            Tool::new(
+                "test_streaming_elicitation",
+                "Streams a notification (when asked for progress), then completes.",
+            ),
+            |_, ctx| {
+                ctx.progress(1.0, Some(1.0), Some("streaming"));
+                ToolOutcome::text("Streaming complete")
+            },
         )
+}
+
+/// Three progress steps 50 ms apart (sent only when the request carries a
+/// progress token), then a text result.
+fn with_progress(_: &serde_json::Value, ctx: &CallContext) -> ToolOutcome {
+    for (step, done) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+        if step > 0 {
+            thread::sleep(Duration::from_millis(50));
+        }
+        ctx.progress(done, Some(100.0), Some(&format!("step {}", step + 1)));
+    }
+    ToolOutcome::text("Progress tool completed")
+}
+
+/// Three info log messages 50 ms apart (sent only when the client asked for
+/// that level), then a text result.
+fn with_logging(_: &serde_json::Value, ctx: &CallContext) -> ToolOutcome {
+    let steps = [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ];
+    for (step, text) in steps.into_iter().enumerate() {
+        if step > 0 {
+            thread::sleep(Duration::from_millis(50));
+        }
+        ctx.log(LogLevel::Info, json!(text));
+    }
+    ToolOutcome::text("Tool with logging executed successfully")
 }
 
 fn sampling() -> serde_json::Map<String, serde_json::Value> {

@@ -1,43 +1,47 @@
-//! What a handler knows about the call it is serving.
+//! What a handler knows about the call it is serving, and how it talks back.
 //!
-//! A [`CallContext`] is handed to every handler. It is how a blocking handler
-//! learns who called, in which revision, and whether the caller has gone away
-//! (the session guard was dropped or the host shut down), so that long work
-//! can stop early.
+//! A [`CallContext`] is handed to every handler. Through it a blocking
+//! handler learns who called and in which revision, reports progress and log
+//! messages (which turn the response into an event stream the moment the
+//! first one is sent), and learns when the caller has gone away, so that
+//! long work can stop early.
 
+use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
+use serde_json::{json, Map, Value};
 
-use crate::mcp::Revision;
+use crate::mcp::{Outlet, Revision};
 use crate::session::lock;
 
 /// The context of one tool call.
 ///
 /// ```
-/// use toolhost::{CallContext, ToolOutcome};
+/// use toolhost::{CallContext, LogLevel, ToolOutcome};
 ///
 /// fn slow(_args: &serde_json::Value, ctx: &CallContext) -> ToolOutcome {
-///     for _step in 0..100 {
+///     for step in 0..100u32 {
 ///         if ctx.is_cancelled() {
 ///             return ToolOutcome::declined("cancelled");
 ///         }
+///         ctx.progress(f64::from(step), Some(100.0), None);
 ///         // … one step of work …
 ///     }
+///     ctx.log(LogLevel::Info, serde_json::json!("all steps done"));
 ///     ToolOutcome::text("done")
 /// }
 /// # let _ = slow;
 /// ```
-#[derive(Debug)]
 pub struct CallContext {
     request_id: Value,
     revision: Revision,
     client: Option<ClientInfo>,
     cancel: Arc<Cancellation>,
+    talk: Option<Talk>,
 }
 
-/// The client's self-description from `initialize` (`clientInfo`).
+/// The client's self-description (`clientInfo`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClientInfo {
     /// The client's name, for example `claude-code`.
@@ -46,18 +50,108 @@ pub struct ClientInfo {
     pub version: String,
 }
 
+/// The severity of a log message, as MCP (and syslog) orders them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LogLevel {
+    /// Detailed debugging information.
+    Debug,
+    /// Normal operational messages.
+    Info,
+    /// Normal but significant events.
+    Notice,
+    /// Warning conditions.
+    Warning,
+    /// Error conditions.
+    Error,
+    /// Critical conditions.
+    Critical,
+    /// Action must be taken immediately.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+impl LogLevel {
+    const ALL: [LogLevel; 8] = [
+        LogLevel::Debug,
+        LogLevel::Info,
+        LogLevel::Notice,
+        LogLevel::Warning,
+        LogLevel::Error,
+        LogLevel::Critical,
+        LogLevel::Alert,
+        LogLevel::Emergency,
+    ];
+
+    /// The level's name on the wire (`"debug"`, `"info"`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+            LogLevel::Error => "error",
+            LogLevel::Critical => "critical",
+            LogLevel::Alert => "alert",
+            LogLevel::Emergency => "emergency",
+        }
+    }
+
+    /// Parses a wire name; `None` for anything else.
+    pub fn parse(text: &str) -> Option<LogLevel> {
+        LogLevel::ALL.into_iter().find(|l| l.as_str() == text)
+    }
+}
+
+/// How a call talks back: where notifications go, and what the client
+/// asked to hear.
+pub(crate) struct Talk {
+    pub(crate) outlet: Arc<dyn Outlet>,
+    pub(crate) progress_token: Option<Value>,
+    pub(crate) log_level: Option<LogLevel>,
+    last_progress: Mutex<Option<f64>>,
+}
+
+impl Talk {
+    pub(crate) fn new(
+        outlet: Arc<dyn Outlet>,
+        progress_token: Option<Value>,
+        log_level: Option<LogLevel>,
+    ) -> Talk {
+        Talk {
+            outlet,
+            progress_token,
+            log_level,
+            last_progress: Mutex::new(None),
+        }
+    }
+}
+
+impl fmt::Debug for CallContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallContext")
+            .field("request_id", &self.request_id)
+            .field("revision", &self.revision)
+            .field("client", &self.client)
+            .field("cancelled", &self.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}
+
 impl CallContext {
     pub(crate) fn new(
         request_id: Value,
         revision: Revision,
         client: Option<ClientInfo>,
         cancel: Arc<Cancellation>,
+        talk: Option<Talk>,
     ) -> CallContext {
         CallContext {
             request_id,
             revision,
             client,
             cancel,
+            talk,
         }
     }
 
@@ -76,9 +170,11 @@ impl CallContext {
         self.client.as_ref()
     }
 
-    /// Whether the call's result is no longer wanted: the session guard was
-    /// dropped or the host is shutting down. A handler doing long work should
-    /// check this between steps and return early.
+    /// Whether the call's result is no longer wanted: the client cancelled
+    /// it (`notifications/cancelled`, or it closed the response stream, seen
+    /// at the next progress or log message), the session guard was dropped,
+    /// or the host is shutting down. Long work should check this between
+    /// steps and return early.
     pub fn is_cancelled(&self) -> bool {
         self.cancel.is_cancelled()
     }
@@ -87,6 +183,70 @@ impl CallContext {
     pub fn cancelled_reason(&self) -> Option<String> {
         self.cancel.reason()
     }
+
+    /// Whether the client asked for progress (its request carried a
+    /// `progressToken`); [`CallContext::progress`] sends nothing otherwise.
+    pub fn wants_progress(&self) -> bool {
+        self.talk
+            .as_ref()
+            .is_some_and(|t| t.progress_token.is_some())
+    }
+
+    /// Reports progress: `done` out of `total` (when known), with an optional
+    /// message for the user. Sent only when the client asked for progress,
+    /// and only when `done` exceeds the last value sent, since MCP requires
+    /// progress to increase. The first notification turns the response into
+    /// an event stream. A client that has gone away cancels the call.
+    pub fn progress(&self, done: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(talk) = &self.talk else { return };
+        let Some(token) = &talk.progress_token else {
+            return;
+        };
+        {
+            let mut last = lock(&talk.last_progress);
+            if last.is_some_and(|last| done <= last) || !done.is_finite() {
+                return;
+            }
+            *last = Some(done);
+        }
+        let mut params = Map::new();
+        params.insert("progressToken".into(), token.clone());
+        params.insert("progress".into(), json!(done));
+        if let Some(total) = total.filter(|t| t.is_finite()) {
+            params.insert("total".into(), json!(total));
+        }
+        if let Some(message) = message.filter(|_| self.revision >= Revision::V2025_03_26) {
+            params.insert("message".into(), message.into());
+        }
+        self.send("notifications/progress", Value::Object(params));
+    }
+
+    /// Sends a log message at `level`, if the client asked for messages at
+    /// that level or above (`logging/setLevel` in the stateful revisions, the
+    /// request's `io.modelcontextprotocol/logLevel` in 2026-07-28). Nothing
+    /// is sent when it did not ask.
+    pub fn log(&self, level: LogLevel, data: Value) {
+        let Some(talk) = &self.talk else { return };
+        if talk.log_level.is_none_or(|threshold| level < threshold) {
+            return;
+        }
+        self.send(
+            "notifications/message",
+            json!({"level": level.as_str(), "data": data}),
+        );
+    }
+
+    fn send(&self, method: &str, params: Value) {
+        let Some(talk) = &self.talk else { return };
+        if self.cancel.is_cancelled() {
+            return;
+        }
+        let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        if talk.outlet.notify(&message).is_err() {
+            self.cancel
+                .cancel("the client closed the response stream", true);
+        }
+    }
 }
 
 /// The cancellation flag of one call, shared between the handler's context
@@ -94,21 +254,28 @@ impl CallContext {
 #[derive(Debug, Default)]
 pub(crate) struct Cancellation {
     flag: AtomicBool,
+    /// Whether the client itself cancelled: then its result is not sent.
+    by_client: AtomicBool,
     reason: Mutex<Option<String>>,
 }
 
 impl Cancellation {
     /// Flags the call; the first reason given is kept.
-    pub(crate) fn cancel(&self, reason: &str) {
+    pub(crate) fn cancel(&self, reason: &str, by_client: bool) {
         let mut slot = lock(&self.reason);
         if slot.is_none() {
             *slot = Some(reason.to_owned());
+            self.by_client.store(by_client, Ordering::SeqCst);
         }
         self.flag.store(true, Ordering::SeqCst);
     }
 
     pub(crate) fn is_cancelled(&self) -> bool {
         self.flag.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn by_client(&self) -> bool {
+        self.by_client.load(Ordering::SeqCst)
     }
 
     pub(crate) fn reason(&self) -> Option<String> {

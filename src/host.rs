@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use crate::error::Error;
 use crate::event::{Event, EventHook};
 use crate::http::{self, Transport};
-use crate::mcp::{CacheHint, CacheScope, Service};
+use crate::mcp::{CacheHint, CacheScope, CallSlots, Service};
 use crate::session::{lock, Endpoint, SessionTable, ToolSession};
 use crate::surface::ToolSurface;
 
@@ -56,6 +56,7 @@ pub struct HostConfig {
     capability_urls: bool,
     max_body_bytes: usize,
     cache: CacheHint,
+    max_calls: Option<usize>,
 }
 
 impl Default for HostConfig {
@@ -76,6 +77,7 @@ impl Default for HostConfig {
                 ttl_ms: 0,
                 scope: CacheScope::Private,
             },
+            max_calls: None,
         }
     }
 }
@@ -189,6 +191,38 @@ impl HostConfig {
     }
 }
 
+impl HostConfig {
+    /// How many tool handlers may run at once, host-wide. A call past the
+    /// bound is refused at once with HTTP 503, `Retry-After: 1` and a
+    /// retryable JSON-RPC error, instead of waiting; the workers it leaves
+    /// free keep answering `ping`, `tools/list` and cancellations while
+    /// handlers run. It must be below [`HostConfig::workers`]; by default it
+    /// is three quarters of them (6 of the default 8).
+    #[must_use]
+    pub fn max_concurrent_calls(mut self, calls: usize) -> HostConfig {
+        self.max_calls = Some(calls);
+        self
+    }
+
+    fn call_slots(&self) -> Result<usize, Error> {
+        let slots = self.max_calls.unwrap_or_else(|| {
+            (self.workers - self.workers / 4)
+                .min(self.workers - 1)
+                .max(1)
+        });
+        if slots == 0 || slots >= self.workers {
+            return Err(Error::InvalidConfig {
+                setting: "max_concurrent_calls",
+                problem: format!(
+                    "{slots} call slots with {} workers: it must be at least 1 and below the worker count, so that a worker stays free for ping, tools/list and cancellations (raise workers)",
+                    self.workers
+                ),
+            });
+        }
+        Ok(slots)
+    }
+}
+
 impl fmt::Debug for HostConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HostConfig")
@@ -237,12 +271,16 @@ impl ToolHost {
         if !config.addr.ip().is_loopback() && !config.allow_non_loopback {
             return Err(Error::NonLoopback { addr: config.addr });
         }
-        if config.workers == 0 {
+        if config.workers < 2 {
             return Err(Error::InvalidConfig {
                 setting: "workers",
-                problem: "a host needs at least one worker thread".into(),
+                problem: format!(
+                    "{} workers: a host needs at least 2, one to run a handler and one to keep answering the protocol meanwhile",
+                    config.workers
+                ),
             });
         }
+        let slots = config.call_slots()?;
         let bind_error = |source| Error::Bind {
             addr: config.addr,
             source,
@@ -274,6 +312,7 @@ impl ToolHost {
                 instructions: config.instructions,
                 hook: config.hook,
                 cache: config.cache,
+                slots: CallSlots::new(slots),
             },
             ip: addr.ip(),
             port: addr.port(),

@@ -7,13 +7,18 @@
 //! The checks are pure functions of [`Head`], so they are tested without a
 //! socket; [`serve`] is the thin shell that does the I/O.
 
-use std::io::{Cursor, Read};
+use std::io::{Cursor, Read, Write};
 use std::net::IpAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
 
 use crate::event::AuthRefusal;
-use crate::mcp::{self, Headers, HttpResponse, RpcError, Service, INVALID_REQUEST, SERVER_ERROR};
-use crate::session::{SessionEntry, SessionTable};
+use crate::mcp::{
+    self, Gone, Headers, HttpResponse, Outlet, RpcError, Service, INVALID_REQUEST, SERVER_ERROR,
+};
+use crate::session::{lock, SessionEntry, SessionTable};
+use crate::sse;
 
 /// Everything a worker needs to answer requests; shared by all workers.
 pub(crate) struct Transport {
@@ -253,32 +258,37 @@ pub(crate) fn serve(transport: &Transport, mut request: tiny_http::Request) {
         ),
     };
     let service = &transport.service;
-    let mut body_read = false;
-    let response = match admit(transport, &head) {
-        Err(refusal) => refusal,
-        Ok(Admitted {
-            verb: Verb::Post,
-            entry,
-        }) => match read_body(service, &mut request, transport.max_body_bytes) {
-            Ok(body) => {
-                body_read = true;
-                mcp::post(service, &entry, &head.headers, &body)
-            }
-            Err(refusal) => refusal,
-        },
-        Ok(Admitted {
-            verb: Verb::Delete,
-            entry,
-        }) => mcp::delete(service, &entry, &head.headers),
-        Ok(Admitted {
-            verb: Verb::Get, ..
-        }) => mcp::get(service, &head.headers),
+    let admitted = match admit(transport, &head) {
+        Ok(admitted) => admitted,
+        Err(refusal) => return reply_leaving_body(request, &head.headers, refusal),
     };
-    let unread = if body_read {
-        0
-    } else {
-        unread_body_bytes(&request, &head.headers)
-    };
+    match admitted.verb {
+        Verb::Post => {
+            let body = match read_body(service, &mut request, transport.max_body_bytes) {
+                Ok(body) => body,
+                Err(refusal) => return reply_leaving_body(request, &head.headers, refusal),
+            };
+            let responder = Arc::new(Responder::new(request));
+            let outlet: Arc<dyn Outlet> = Arc::clone(&responder) as Arc<dyn Outlet>;
+            let response = mcp::post(service, &admitted.entry, &head.headers, &body, &outlet);
+            responder.finish(response);
+        }
+        Verb::Delete => {
+            let response = mcp::delete(service, &admitted.entry, &head.headers);
+            reply_leaving_body(request, &head.headers, response);
+        }
+        Verb::Get => {
+            let response = mcp::get(service, &head.headers);
+            reply_leaving_body(request, &head.headers, response);
+        }
+    }
+}
+
+/// Answers a request whose body was not read, without letting tiny_http's
+/// drain of that body pin this worker (or, for an absurd length, abort the
+/// process).
+fn reply_leaving_body(request: tiny_http::Request, headers: &Headers, response: HttpResponse) {
+    let unread = unread_body_bytes(&request, headers);
     if unread == 0 {
         respond(request, response);
     } else if unread <= MAX_DRAINED_BYTES {
@@ -302,6 +312,73 @@ pub(crate) fn serve(transport: &Transport, mut request: tiny_http::Request) {
         }
     } else {
         abandon(request, response);
+    }
+}
+
+/// The answer to one POST: a plain response, or an event stream from the
+/// first notification a handler sends. Shared between the worker (which
+/// writes the final response) and the handler's context (which writes
+/// notifications, possibly from threads of its own).
+struct Responder {
+    stage: Mutex<Stage>,
+}
+
+enum Stage {
+    /// Nothing written yet.
+    Pending(tiny_http::Request),
+    /// The event-stream head is out; the raw connection is ours.
+    Streaming(Box<dyn Write + Send>),
+    /// Answered, or the client is gone.
+    Done,
+}
+
+impl Responder {
+    fn new(request: tiny_http::Request) -> Responder {
+        Responder {
+            stage: Mutex::new(Stage::Pending(request)),
+        }
+    }
+
+    /// Writes the final response: as it is when nothing was streamed, else
+    /// as the stream's last event.
+    fn finish(&self, response: HttpResponse) {
+        let stage = std::mem::replace(&mut *lock(&self.stage), Stage::Done);
+        match stage {
+            Stage::Pending(request) => respond(request, response),
+            Stage::Streaming(mut writer) => {
+                let mut bytes = Vec::new();
+                if !response.body.is_empty() {
+                    bytes = sse::event_chunk(&String::from_utf8_lossy(&response.body));
+                }
+                bytes.extend_from_slice(sse::LAST_CHUNK);
+                let _ = sse::send(&mut *writer, &bytes);
+            }
+            Stage::Done => {}
+        }
+    }
+}
+
+impl Outlet for Responder {
+    fn notify(&self, message: &Value) -> Result<(), Gone> {
+        let mut stage = lock(&self.stage);
+        let event = sse::event_chunk(&message.to_string());
+        let written = match std::mem::replace(&mut *stage, Stage::Done) {
+            Stage::Pending(request) => {
+                let mut writer = request.into_writer();
+                let mut bytes = sse::head(&[]);
+                bytes.extend_from_slice(&event);
+                sse::send(&mut *writer, &bytes).map(|()| writer)
+            }
+            Stage::Streaming(mut writer) => sse::send(&mut *writer, &event).map(|()| writer),
+            Stage::Done => return Err(Gone),
+        };
+        match written {
+            Ok(writer) => {
+                *stage = Stage::Streaming(writer);
+                Ok(())
+            }
+            Err(_) => Err(Gone),
+        }
     }
 }
 

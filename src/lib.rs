@@ -53,11 +53,12 @@ mod host;
 mod http;
 mod mcp;
 mod session;
+mod sse;
 mod surface;
 mod tool;
 
 pub use content::Content;
-pub use context::{CallContext, ClientInfo};
+pub use context::{CallContext, ClientInfo, LogLevel};
 pub use error::Error;
 pub use event::{AuthRefusal, CallResult, Event};
 pub use host::{HostConfig, ToolHost, DEFAULT_MAX_BODY_BYTES, DEFAULT_WORKERS};

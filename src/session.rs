@@ -198,13 +198,27 @@ pub(crate) struct SessionEntry {
 struct Gate {
     revoked: bool,
     next_call: u64,
-    in_flight: HashMap<u64, Arc<Cancellation>>,
+    in_flight: HashMap<u64, InFlight>,
+}
+
+/// A running call, and the request it answers (for `notifications/cancelled`,
+/// which names an MCP session's request id).
+struct InFlight {
+    cancel: Arc<Cancellation>,
+    key: Option<CallKey>,
+}
+
+/// An MCP session id and a request id within it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct CallKey {
+    pub(crate) mcp_session: String,
+    pub(crate) request_id: Value,
 }
 
 impl SessionEntry {
     /// Admits a call unless the session was revoked. The ticket deregisters
     /// the call when dropped.
-    pub(crate) fn admit(self: &Arc<Self>) -> Option<CallTicket> {
+    pub(crate) fn admit(self: &Arc<Self>, key: Option<CallKey>) -> Option<CallTicket> {
         let mut gate = lock(&self.gate);
         if gate.revoked {
             return None;
@@ -212,7 +226,13 @@ impl SessionEntry {
         let id = gate.next_call;
         gate.next_call += 1;
         let cancel = Arc::new(Cancellation::default());
-        gate.in_flight.insert(id, Arc::clone(&cancel));
+        gate.in_flight.insert(
+            id,
+            InFlight {
+                cancel: Arc::clone(&cancel),
+                key,
+            },
+        );
         drop(gate);
         self.calls_served.fetch_add(1, Ordering::SeqCst);
         Some(CallTicket {
@@ -225,15 +245,29 @@ impl SessionEntry {
     fn revoke(&self) {
         let mut gate = lock(&self.gate);
         gate.revoked = true;
-        for cancel in gate.in_flight.values() {
-            cancel.cancel("the session was closed");
+        for call in gate.in_flight.values() {
+            call.cancel.cancel("the session was closed", false);
         }
     }
 
     fn cancel_in_flight(&self, reason: &str) {
-        for cancel in lock(&self.gate).in_flight.values() {
-            cancel.cancel(reason);
+        for call in lock(&self.gate).in_flight.values() {
+            call.cancel.cancel(reason, false);
         }
+    }
+
+    /// Cancels the call answering `key`, at the client's request; `false`
+    /// when no such call runs (it finished, or never was).
+    pub(crate) fn cancel_request(&self, key: &CallKey, reason: &str) -> bool {
+        let gate = lock(&self.gate);
+        let found = gate
+            .in_flight
+            .values()
+            .find(|call| call.key.as_ref() == Some(key));
+        if let Some(call) = found {
+            call.cancel.cancel(reason, true);
+        }
+        found.is_some()
     }
 }
 
@@ -408,9 +442,10 @@ mod tests {
     fn a_revoked_entry_admits_nothing_and_cancels_what_runs() {
         let table = SessionTable::new();
         let (locator, _, entry) = table.insert(Box::new(StaticSurface::new()));
-        let running = entry.admit().unwrap();
+        let running = entry.admit(None).unwrap();
         table.remove(locator).unwrap().revoke();
         assert!(running.cancel.is_cancelled());
-        assert!(entry.admit().is_none());
+        assert!(!running.cancel.by_client());
+        assert!(entry.admit(None).is_none());
     }
 }

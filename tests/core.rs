@@ -303,7 +303,7 @@ fn a_panicking_handler_costs_one_call_and_the_next_call_works() {
     let sink = Arc::clone(&events);
     let host = ToolHost::bind(
         HostConfig::default()
-            .workers(1)
+            .workers(2)
             .on_event(move |e| sink.lock().unwrap().push(e.clone())),
     )
     .unwrap();

@@ -49,7 +49,7 @@ fn head_only(host: &ToolHost, headers: &str) -> (TcpStream, String) {
 
 #[test]
 fn a_refused_client_whose_body_never_arrives_pins_no_worker() {
-    let (host, session, hits) = echo_host(1);
+    let (host, session, hits) = echo_host(2);
     let mut held = Vec::new();
     for _ in 0..4 {
         let (stream, status) = head_only(&host, "Content-Length: 100000\r\n");

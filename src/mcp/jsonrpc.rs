@@ -57,7 +57,10 @@ pub(crate) enum Message {
         params: Option<Value>,
     },
     /// A notification: no response.
-    Notification { method: String },
+    Notification {
+        method: String,
+        params: Option<Value>,
+    },
     /// The client's response to a request of ours.
     Response,
 }
@@ -113,7 +116,10 @@ pub(crate) fn classify(value: Value) -> Result<Message, Invalid> {
             }
             Ok(Message::Request { id, method, params })
         }
-        (Some(Value::String(method)), None) => Ok(Message::Notification { method }),
+        (Some(Value::String(method)), None) => Ok(Message::Notification {
+            method,
+            params: object.remove("params"),
+        }),
         (Some(_), _) => Err(invalid("method must be a string")),
         (None, Some(_)) if object.contains_key("result") || object.contains_key("error") => {
             Ok(Message::Response)
@@ -158,7 +164,8 @@ mod tests {
         assert_eq!(
             note,
             Message::Notification {
-                method: "notifications/initialized".into()
+                method: "notifications/initialized".into(),
+                params: None
             }
         );
         let response = classify(json!({"jsonrpc":"2.0","id":"a","result":{}})).unwrap();

@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 use super::jsonrpc::RpcError;
 use super::version::Revision;
 use super::Service;
-use crate::context::ClientInfo;
+use crate::context::{ClientInfo, LogLevel};
 use crate::session::random_bytes;
 
 /// How many MCP sessions one bearer keeps at once.
@@ -28,6 +28,10 @@ pub(crate) struct Caller {
     pub(crate) client: Option<ClientInfo>,
     /// The client's declared capabilities (`{}` when none).
     pub(crate) capabilities: Value,
+    /// The `Mcp-Session-Id` (stateful revisions only).
+    pub(crate) session_id: Option<String>,
+    /// The least severe log level the client wants to hear; `None`: none.
+    pub(crate) log_level: Option<LogLevel>,
 }
 
 /// What the host remembers of one MCP session.
@@ -46,7 +50,7 @@ pub(crate) struct McpSessions {
 
 impl McpSessions {
     /// Opens a session and returns its id.
-    pub(crate) fn open(&mut self, caller: Caller) -> String {
+    pub(crate) fn open(&mut self, mut caller: Caller) -> String {
         if self.sessions.len() >= MAX_MCP_SESSIONS {
             let oldest = self
                 .sessions
@@ -60,6 +64,7 @@ impl McpSessions {
         let mut bytes = [0u8; 16];
         random_bytes(&mut bytes);
         let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        caller.session_id = Some(id.clone());
         self.clock += 1;
         self.sessions.insert(
             id.clone(),
@@ -79,6 +84,15 @@ impl McpSessions {
             session.last_used = clock;
             session.caller.clone()
         })
+    }
+
+    /// Sets the log level of a session (`logging/setLevel`); `false` when
+    /// there is no such session.
+    pub(crate) fn set_log_level(&mut self, id: &str, level: LogLevel) -> bool {
+        self.sessions
+            .get_mut(id)
+            .map(|session| session.caller.log_level = Some(level))
+            .is_some()
     }
 
     /// Ends a session; `false` when there was none.
@@ -116,6 +130,8 @@ pub(crate) fn read_initialize(params: Option<&Value>) -> Result<Caller, RpcError
         revision: Revision::negotiate(requested),
         client: read_client_info(params.and_then(|p| p.get("clientInfo"))),
         capabilities,
+        session_id: None,
+        log_level: None,
     })
 }
 
@@ -133,7 +149,7 @@ pub(crate) fn initialize_result(service: &Service, revision: Revision) -> Value 
     result.insert("protocolVersion".into(), revision.as_str().into());
     result.insert(
         "capabilities".into(),
-        json!({"tools": {"listChanged": false}}),
+        json!({"tools": {"listChanged": true}, "logging": {}}),
     );
     result.insert("serverInfo".into(), Value::Object(server_info));
     if let Some(instructions) = &service.instructions {
@@ -151,6 +167,8 @@ mod tests {
             revision: Revision::V2025_11_25,
             client: None,
             capabilities: json!({}),
+            session_id: None,
+            log_level: None,
         }
     }
 

@@ -20,13 +20,15 @@ use serde_json::Value;
 
 pub(crate) use jsonrpc::{failure, RpcError, INVALID_REQUEST, SERVER_ERROR};
 pub(crate) use lifecycle::McpSessions;
+pub(crate) use tools::CallSlots;
 pub use version::Revision;
 
 use jsonrpc::{classify, success, Message, METHOD_NOT_FOUND, PARSE_ERROR};
 use lifecycle::Caller;
 
+use crate::context::LogLevel;
 use crate::event::{AuthRefusal, Event, EventHook};
-use crate::session::{lock, SessionEntry};
+use crate::session::{lock, CallKey, SessionEntry};
 
 /// JSON-RPC code for an `Mcp-Session-Id` the server does not know.
 const SESSION_NOT_FOUND: i64 = -32001;
@@ -39,6 +41,7 @@ pub(crate) struct Service {
     pub(crate) instructions: Option<String>,
     pub(crate) hook: Option<EventHook>,
     pub(crate) cache: CacheHint,
+    pub(crate) slots: tools::CallSlots,
 }
 
 /// Who may reuse a cached `tools/list` (2026-07-28 `cacheScope`).
@@ -139,20 +142,69 @@ impl HttpResponse {
             body: Vec::new(),
         }
     }
+
+    /// An event stream that ends without a response: what a client that
+    /// cancelled its request gets.
+    pub(crate) fn end_of_stream() -> HttpResponse {
+        HttpResponse {
+            status: 200,
+            headers: vec![("Content-Type", "text/event-stream".into())],
+            body: Vec::new(),
+        }
+    }
 }
+
+/// Where the notifications of a running request go. The transport turns
+/// the response into an event stream when the first one is sent.
+pub(crate) trait Outlet: Send + Sync {
+    /// Sends one JSON-RPC message on the request's response stream;
+    /// `Err(Gone)` when the client has gone away.
+    fn notify(&self, message: &Value) -> Result<(), Gone>;
+}
+
+/// The client closed the response stream.
+#[derive(Debug)]
+pub(crate) struct Gone;
 
 /// A reason to stop handling a request and answer at the HTTP level.
 #[derive(Debug)]
 pub(crate) enum Halt {
     /// The session was revoked while the request was being handled.
     Revoked,
+    /// Every call slot is taken: the client should retry shortly.
+    Busy { running: usize },
+    /// The client cancelled the request: it gets no response.
+    Cancelled,
 }
 
-/// What a request runs in: its bearer's entry and its caller.
+impl Service {
+    /// The HTTP answer to a halted request.
+    fn halted(&self, halt: Halt, id: Option<&Value>) -> HttpResponse {
+        match halt {
+            Halt::Revoked => self.unauthorized(AuthRefusal::Unknown),
+            Halt::Busy { running } => {
+                let mut error = RpcError::new(
+                    SERVER_ERROR,
+                    format!(
+                        "Server busy: all {running} tool-call slots are running handlers; retry in a moment"
+                    ),
+                );
+                error.data = Some(serde_json::json!({"retryable": true}));
+                let mut response = self.refuse(503, id, &error);
+                response.headers.push(("Retry-After", "1".into()));
+                response
+            }
+            Halt::Cancelled => HttpResponse::end_of_stream(),
+        }
+    }
+}
+
+/// What a request runs in: its bearer's entry, its caller and its outlet.
 struct Turn<'a> {
     service: &'a Service,
     entry: &'a Arc<SessionEntry>,
     caller: Caller,
+    outlet: &'a Arc<dyn Outlet>,
 }
 
 /// Handles a POST to the MCP endpoint.
@@ -161,6 +213,7 @@ pub(crate) fn post(
     entry: &Arc<SessionEntry>,
     headers: &Headers,
     body: &[u8],
+    outlet: &Arc<dyn Outlet>,
 ) -> HttpResponse {
     let value: Value = match serde_json::from_slice(body) {
         Ok(value) => value,
@@ -169,9 +222,10 @@ pub(crate) fn post(
             return service.refuse(400, None, &error);
         }
     };
+    let id = jsonrpc::request_id(&value).cloned();
     if stateless::is_stateless(&value, headers) {
-        return stateless::post(service, entry, headers, value)
-            .unwrap_or_else(|Halt::Revoked| service.unauthorized(AuthRefusal::Unknown));
+        return stateless::post(service, entry, headers, value, outlet)
+            .unwrap_or_else(|halt| service.halted(halt, id.as_ref()));
     }
     if let Some(version) = headers.get("mcp-protocol-version") {
         if Revision::parse(version).is_none() {
@@ -186,10 +240,10 @@ pub(crate) fn post(
         }
     }
     let outcome = match value {
-        Value::Array(items) => batch(service, entry, headers, items),
-        single => one(service, entry, headers, single),
+        Value::Array(items) => batch(service, entry, headers, items, outlet),
+        single => one(service, entry, headers, single, outlet),
     };
-    outcome.unwrap_or_else(|Halt::Revoked| service.unauthorized(AuthRefusal::Unknown))
+    outcome.unwrap_or_else(|halt| service.halted(halt, id.as_ref()))
 }
 
 /// Whether a GET or DELETE speaks 2026-07-28, by its version header.
@@ -263,6 +317,7 @@ fn one(
     entry: &Arc<SessionEntry>,
     headers: &Headers,
     value: Value,
+    outlet: &Arc<dyn Outlet>,
 ) -> Result<HttpResponse, Halt> {
     let message = match classify(value) {
         Ok(message) => message,
@@ -285,13 +340,18 @@ fn one(
         service,
         entry,
         caller,
+        outlet,
     };
     Ok(match message {
         Message::Request { id, method, params } => {
             let reply = turn.request(&id, &method, params.as_ref())?;
             HttpResponse::json(200, &reply)
         }
-        Message::Notification { .. } | Message::Response => HttpResponse::empty(202),
+        Message::Notification { method, params } => {
+            turn.notification(&method, params.as_ref());
+            HttpResponse::empty(202)
+        }
+        Message::Response => HttpResponse::empty(202),
     })
 }
 
@@ -317,6 +377,7 @@ fn batch(
     entry: &Arc<SessionEntry>,
     headers: &Headers,
     items: Vec<Value>,
+    outlet: &Arc<dyn Outlet>,
 ) -> Result<HttpResponse, Halt> {
     if items.is_empty() {
         let error = RpcError::new(INVALID_REQUEST, "an empty JSON-RPC batch is not a request");
@@ -340,6 +401,7 @@ fn batch(
         service,
         entry,
         caller,
+        outlet,
     };
     let mut replies = Vec::new();
     for item in items {
@@ -350,9 +412,16 @@ fn batch(
                 replies.push(failure(Some(&id), &error));
             }
             Ok(Message::Request { id, method, params }) => {
-                replies.push(turn.request(&id, &method, params.as_ref())?);
+                match turn.request(&id, &method, params.as_ref()) {
+                    Ok(reply) => replies.push(reply),
+                    Err(Halt::Cancelled) => {}
+                    Err(halt) => return Err(halt),
+                }
             }
-            Ok(Message::Notification { .. } | Message::Response) => {}
+            Ok(Message::Notification { method, params }) => {
+                turn.notification(&method, params.as_ref());
+            }
+            Ok(Message::Response) => {}
             Err(invalid) => replies.push(failure(invalid.id.as_ref(), &invalid.error)),
         }
     }
@@ -369,7 +438,15 @@ impl Turn<'_> {
         let result = match method {
             "ping" => Ok(Value::Object(serde_json::Map::new())),
             "tools/list" => tools::list(self.service, self.entry, self.caller.revision, params),
-            "tools/call" => tools::call(self.service, self.entry, &self.caller, id, params)?,
+            "tools/call" => tools::call(
+                self.service,
+                self.entry,
+                &self.caller,
+                id,
+                params,
+                self.outlet,
+            )?,
+            "logging/setLevel" => self.set_log_level(params),
             other => Err(RpcError::new(
                 METHOD_NOT_FOUND,
                 format!("method {other:?} is not offered by this server, which serves tools only"),
@@ -379,5 +456,44 @@ impl Turn<'_> {
             Ok(result) => success(id, result),
             Err(error) => failure(Some(id), &error),
         })
+    }
+
+    /// `logging/setLevel`: from now on, log messages at `level` or above.
+    fn set_log_level(&self, params: Option<&Value>) -> Result<Value, RpcError> {
+        let level = params
+            .and_then(|p| p.get("level"))
+            .and_then(Value::as_str)
+            .and_then(LogLevel::parse)
+            .ok_or_else(|| {
+                RpcError::invalid_params(
+                    "logging/setLevel needs params.level, one of debug, info, notice, warning, error, critical, alert, emergency",
+                )
+            })?;
+        if let Some(id) = &self.caller.session_id {
+            lock(&self.entry.mcp).set_log_level(id, level);
+        }
+        Ok(Value::Object(serde_json::Map::new()))
+    }
+
+    /// Acts on a notification; unknown ones are ignored, as JSON-RPC asks.
+    fn notification(&self, method: &str, params: Option<&Value>) {
+        if method != "notifications/cancelled" {
+            return;
+        }
+        let (Some(session), Some(request_id)) = (
+            &self.caller.session_id,
+            params.and_then(|p| p.get("requestId")),
+        ) else {
+            return;
+        };
+        let reason = params
+            .and_then(|p| p.get("reason"))
+            .and_then(Value::as_str)
+            .unwrap_or("cancelled by the client");
+        let key = CallKey {
+            mcp_session: session.clone(),
+            request_id: request_id.clone(),
+        };
+        self.entry.cancel_request(&key, reason);
     }
 }

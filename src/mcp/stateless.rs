@@ -19,14 +19,16 @@ use super::jsonrpc::{
 };
 use super::lifecycle::{read_client_info, Caller};
 use super::version::Revision;
-use super::{tools, Halt, Headers, HttpResponse, Service};
+use super::{tools, Halt, Headers, HttpResponse, Outlet, Service};
 use crate::base64::base64_decode;
+use crate::context::LogLevel;
 use crate::session::SessionEntry;
 
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const META_CLIENT: &str = "io.modelcontextprotocol/clientInfo";
 const META_SERVER: &str = "io.modelcontextprotocol/serverInfo";
+const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
 /// Whether a POST body is stateless-era traffic. Without an
 /// `Mcp-Session-Id`: its `_meta` carries `io.modelcontextprotocol/*` keys, or
@@ -162,10 +164,21 @@ fn check(method: &str, params: Option<&Value>, headers: &Headers) -> Result<Call
             }
         }
     }
+    let log_level = match meta.and_then(|m| m.get(META_LOG_LEVEL)) {
+        None => None,
+        Some(level) => Some(level.as_str().and_then(LogLevel::parse).ok_or_else(|| {
+            RpcError::new(
+                INVALID_PARAMS,
+                format!("{META_LOG_LEVEL} must be one of debug, info, notice, warning, error, critical, alert, emergency"),
+            )
+        })?),
+    };
     Ok(Caller {
         revision: Revision::V2026_07_28,
         client: read_client_info(meta.and_then(|m| m.get(META_CLIENT))),
         capabilities: capabilities.clone(),
+        session_id: None,
+        log_level,
     })
 }
 
@@ -208,6 +221,7 @@ pub(crate) fn post(
     entry: &Arc<SessionEntry>,
     headers: &Headers,
     value: Value,
+    outlet: &Arc<dyn Outlet>,
 ) -> Result<HttpResponse, Halt> {
     let (id, method, params) = match classify(value) {
         Ok(Message::Request { id, method, params }) => (id, method, params),
@@ -228,7 +242,7 @@ pub(crate) fn post(
             list["cacheScope"] = service.cache.scope.as_str().into();
             list
         }),
-        "tools/call" => tools::call(service, entry, &caller, &id, params.as_ref())?,
+        "tools/call" => tools::call(service, entry, &caller, &id, params.as_ref(), outlet)?,
         "initialize" | "ping" | "logging/setLevel" => Err(RpcError::new(
             METHOD_NOT_FOUND,
             format!("{method:?} does not exist in 2026-07-28, which needs no handshake; send the request itself with _meta"),

@@ -6,6 +6,7 @@
 
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -14,10 +15,10 @@ use serde_json::{json, Map, Value};
 use super::jsonrpc::{RpcError, INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY};
 use super::lifecycle::Caller;
 use super::version::Revision;
-use super::{Halt, Service};
-use crate::context::CallContext;
+use super::{Halt, Outlet, Service};
+use crate::context::{CallContext, Talk};
 use crate::event::{CallResult, Event};
-use crate::session::SessionEntry;
+use crate::session::{CallKey, SessionEntry};
 use crate::tool::{OutcomeState, Tool, ToolOutcome};
 
 /// What the model reads when a handler failed; the details go to the hook.
@@ -116,6 +117,7 @@ pub(crate) fn call(
     caller: &Caller,
     request_id: &Value,
     params: Option<&Value>,
+    outlet: &Arc<dyn Outlet>,
 ) -> Result<Result<Value, RpcError>, Halt> {
     let revision = caller.revision;
     let (name, arguments) = match read_call(params) {
@@ -146,12 +148,24 @@ pub(crate) fn call(
     if let Some(missing) = missing_capabilities(&tool, &caller.capabilities) {
         return Ok(Err(missing));
     }
-    let ticket = entry.admit().ok_or(Halt::Revoked)?;
+    let _slot = service.slots.take()?;
+    let key = caller.session_id.as_ref().map(|session| CallKey {
+        mcp_session: session.clone(),
+        request_id: request_id.clone(),
+    });
+    let ticket = entry.admit(key).ok_or(Halt::Revoked)?;
+    let progress_token = params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get("progressToken"))
+        .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+        .cloned();
+    let talk = Talk::new(Arc::clone(outlet), progress_token, caller.log_level);
     let ctx = CallContext::new(
         request_id.clone(),
         revision,
         caller.client.clone(),
         Arc::clone(&ticket.cancel),
+        Some(talk),
     );
     service.emit(|| Event::CallStarted {
         tool: tool.name().to_owned(),
@@ -167,6 +181,7 @@ pub(crate) fn call(
         ))
     });
     let duration = started.elapsed();
+    let cancelled_by_client = ticket.cancel.by_client();
     drop(ticket);
     service.emit(|| Event::CallFinished {
         tool: tool.name().to_owned(),
@@ -181,7 +196,50 @@ pub(crate) fn call(
             },
         },
     });
+    if cancelled_by_client {
+        return Err(Halt::Cancelled);
+    }
     Ok(Ok(render(&outcome, revision)))
+}
+
+/// The bound on handlers running at once, host-wide. Calls past it are
+/// refused at once with a retryable error, so that the workers left over
+/// keep answering `ping`, `tools/list` and cancellations however long the
+/// handlers run.
+#[derive(Debug)]
+pub(crate) struct CallSlots {
+    running: AtomicUsize,
+    max: usize,
+}
+
+impl CallSlots {
+    pub(crate) fn new(max: usize) -> CallSlots {
+        CallSlots {
+            running: AtomicUsize::new(0),
+            max,
+        }
+    }
+
+    fn take(&self) -> Result<SlotGuard<'_>, Halt> {
+        let taken = self
+            .running
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < self.max).then_some(n + 1)
+            });
+        match taken {
+            Ok(_) => Ok(SlotGuard(self)),
+            Err(running) => Err(Halt::Busy { running }),
+        }
+    }
+}
+
+/// A taken call slot; dropping it frees the slot.
+struct SlotGuard<'a>(&'a CallSlots);
+
+impl Drop for SlotGuard<'_> {
+    fn drop(&mut self) {
+        self.0.running.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// The `-32021` error when the client lacks a capability the tool requires.

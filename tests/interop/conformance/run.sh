@@ -1,99 +1,63 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance, pinned in
-# package.json) against the toolhost example server, at 2025-11-25 (18 scored scenarios)
-# and 2026-07-28 (25 scored), plus unscored extras; see suite.py for the lists.
+# package.json) against the toolhost example server: every scored server scenario at
+# 2025-11-25 (18) and at 2026-07-28 (25), plus unscored extras (lists in suite.py).
 #
-#   TH_URL=http://127.0.0.1:PORT/cap/<secret>/mcp tests/interop/conformance/run.sh
-#       tests a server that is already running (the URL must reach it without headers:
-#       the suite cannot send Authorization);
-#   tests/interop/conformance/run.sh
-#       without TH_URL, starts target/debug/examples/conformance itself (building it
-#       with cargo when missing; TH_SERVER_BIN overrides the path), reads the URL from
-#       its first stdout line, and stops it by closing its stdin at the end.
+#   bash tests/interop/conformance/run.sh
+#       starts target/debug/examples/conformance (building it when missing), reads the
+#       URL from its first stdout line, stops it by closing its stdin at the end;
+#   TH_URL=http://127.0.0.1:PORT/cap/<secret>/mcp bash tests/interop/conformance/run.sh
+#       tests a server that is already running (the URL must work without headers:
+#       the suite's runner cannot send Authorization);
+#   TH_EXAMPLE_CMD='…' bash tests/interop/conformance/run.sh
+#       starts that command line instead of the example (tests/interop/lib.sh).
 #
-# Environment: TH_CONFORMANCE_JOBS (parallel scenarios, default 2),
+# Knobs: TH_CONFORMANCE_JOBS (scenarios run side by side, default 2),
 #   TH_CONFORMANCE_TIMEOUT_MS (per scenario, default 30000),
-#   TH_CONFORMANCE_ONLY (regex on "<revision> <scenario>", for debugging a subset),
-#   TH_CONFORMANCE_OUT (results folder, default tests/interop/out/conformance).
+#   TH_CONFORMANCE_ONLY (regex on "<revision> <scenario>", to run a subset),
+#   TH_CONFORMANCE_OUT (results, default tests/interop/out/conformance; emptied first).
+#
+# Output: one line per scenario (failing checks indented below it), then
+#   conformance 2025-11-25: N/18 scored scenarios passed
+#   conformance 2026-07-28: N/25 scored scenarios passed
+#   conformance extras: N/M passed (not scored)
+#   conformance: P passed, F failed, E skipped      (scored; E = expected failures)
 # Exit status: 1 when a scored scenario fails that tests/interop/expected-failures.txt
-# does not list; 2 when the suite or the server cannot be set up.
-set -euo pipefail
+# does not list (`conformance <revision> <scenario>  # <owning issue>`); 2 when the
+# suite or the server could not be set up; 0 otherwise. An expected failure that
+# passes prints a notice to remove its line, and does not fail the run.
+set -uo pipefail   # no -e: lib.sh's functions report failures by status
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-interop=$(cd "$here/.." && pwd)
-root=$(cd "$interop/../.." && pwd)
+# shellcheck source=../lib.sh
+source "$here/../lib.sh"
 
-t0=$(date +%s)
-node_bin=$(bash "$here/setup.sh" | tail -n 1) || { echo "conformance: setup failed" >&2; exit 2; }
+t0=$(th_now)
+node_bin=$(bash "$here/setup.sh" | tail -n 1) || exit 2
 cli="$here/node_modules/@modelcontextprotocol/conformance/dist/index.js"
-echo "conformance: suite $("$node_bin" "$cli" --version) on Node $("$node_bin" --version) (setup $(( $(date +%s) - t0 ))s)"
+echo "conformance: suite $("$node_bin" "$cli" --version) on Node $("$node_bin" --version) (setup $(th_elapsed "$t0")s)"
 
-out="${TH_CONFORMANCE_OUT:-$interop/out/conformance}"
+out="${TH_CONFORMANCE_OUT:-$TH_OUT/conformance}"
 rm -rf "$out"
-mkdir -p "$out"
+mkdir -p "$out" || exit 2
 
-server_pid=""
-server_stdin=""
-stop_server() {
-  if [[ -n "$server_stdin" ]]; then
-    exec {server_stdin}>&-   # closing stdin asks the example to shut down
-    server_stdin=""
-  fi
-  if [[ -n "$server_pid" ]]; then
-    for _ in $(seq 50); do
-      kill -0 "$server_pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    if kill -0 "$server_pid" 2>/dev/null; then
-      echo "conformance: server $server_pid ignored stdin EOF; terminating it" >&2
-      kill "$server_pid" 2>/dev/null || true
-    fi
-    wait "$server_pid" 2>/dev/null || true
-    server_pid=""
-  fi
-}
-trap stop_server EXIT
-
-url="${TH_URL:-}"
-if [[ -z "$url" ]]; then
-  bin="${TH_SERVER_BIN:-$root/target/debug/examples/conformance}"
-  if [[ ! -x "$bin" && -z "${TH_SERVER_BIN:-}" ]]; then
+if [[ -z "${TH_URL:-}" ]]; then
+  target="${CARGO_TARGET_DIR:-$TH_ROOT/target}"
+  case "$target" in /*) ;; *) target="$TH_ROOT/$target" ;; esac
+  if [[ -z "${TH_EXAMPLE_CMD:-}" && ! -x "$target/debug/examples/conformance" ]]; then
     echo "conformance: building the conformance example"
-    (cd "$root" && cargo build --quiet --example conformance) || exit 2
+    (cd "$TH_ROOT" && cargo build --quiet --example conformance) || exit 2
   fi
-  [[ -x "$bin" ]] || { echo "conformance: no server binary at $bin" >&2; exit 2; }
-  fifo="$out/server.stdin"
-  mkfifo "$fifo"
-  "$bin" <"$fifo" >"$out/server.stdout" 2>"$out/server.stderr" &
-  server_pid=$!
-  exec {server_stdin}>"$fifo"
-  for _ in $(seq 300); do
-    if [[ -s "$out/server.stdout" ]] && head -n 1 "$out/server.stdout" | grep -q '}'; then break; fi
-    kill -0 "$server_pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  url=$(head -n 1 "$out/server.stdout" 2>/dev/null |
-    python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["url"])' 2>/dev/null) || url=""
-  if [[ -z "$url" ]]; then
-    echo "conformance: the server printed no {\"url\":…} line; its stderr:" >&2
-    tail -n 20 "$out/server.stderr" >&2 || true
-    exit 2
-  fi
-  echo "conformance: started $bin (pid $server_pid)"
+  trap th_stop_example EXIT
+  th_start_example conformance || exit 2
 fi
-echo "conformance: server at ${url%%/cap/*}/cap/…"   # the capability path is a credential
+echo "conformance: server at ${TH_URL%%/cap/*}/cap/…"   # the path holds a credential
 
-set +e
+status=0
 python3 "$here/suite.py" \
-  --url "$url" --node "$node_bin" --cli "$cli" --out "$out" \
-  --expected "$interop/expected-failures.txt" \
+  --url "$TH_URL" --node "$node_bin" --cli "$cli" --out "$out" \
+  --expected "$TH_INTEROP/expected-failures.txt" \
   --jobs "${TH_CONFORMANCE_JOBS:-2}" \
   --timeout-ms "${TH_CONFORMANCE_TIMEOUT_MS:-30000}" \
-  --only "${TH_CONFORMANCE_ONLY:-}"
-status=$?
-set -e
-stop_server
-if [[ -n "$(find "$out" -name server.stderr -size +0 2>/dev/null)" ]]; then
-  echo "conformance: server stderr kept in $out/server.stderr"
-fi
+  --only "${TH_CONFORMANCE_ONLY:-}" || status=$?
 exit "$status"

@@ -268,6 +268,11 @@ def main() -> int:
     if extras:
         print(f"conformance extras: {sum(o.passed for o in extras)}/{len(extras)} passed (not scored)")
     print(f"conformance: {len(results)} scenario runs in {total:.1f}s with {args.jobs} job(s); results in {args.out}")
+    scored = [o for o in results if o.scored]
+    # The closing line counts scored scenarios like run_clients.sh counts its runs:
+    # "skipped" are the failures listed as expected.
+    print(f"conformance: {sum(o.passed for o in scored)} passed, {len(unexpected)} failed, "
+          f"{sum(not o.passed for o in scored) - len(unexpected)} skipped")
     return 1 if unexpected else 0
 
 

@@ -1,0 +1,203 @@
+//! The one error type of the client: what went wrong, and what to do next.
+
+use std::fmt;
+use std::io;
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// Why a client operation failed. Each `Display` says what happened and
+/// what to try.
+///
+/// A tool that ran and reported a failure is **not** an error here: that is
+/// a [`ToolResult`](super::ToolResult) with `is_error == true`, because the
+/// model is meant to read it.
+///
+/// ```
+/// use toolhost::client::{Client, ClientError};
+///
+/// // A port nobody listens on (bind one, then let it go).
+/// let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+/// match Client::connect(&format!("http://127.0.0.1:{port}/mcp")) {
+///     Err(ClientError::Connect { .. }) => {}
+///     other => panic!("expected a refused connection, got {other:?}"),
+/// }
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The URL is not plain `http://` to a loopback address, or cannot be read.
+    InvalidUrl {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// A builder setting cannot be used (a header with a line break, …).
+    InvalidConfig {
+        /// What is wrong.
+        problem: String,
+    },
+    /// No connection could be made: nothing listens there, or connecting
+    /// took longer than the connect timeout.
+    Connect {
+        /// The address tried (the last one, when there were several).
+        addr: String,
+        /// What the operating system said.
+        source: io::Error,
+    },
+    /// The server refused the credentials (HTTP 401).
+    Unauthorized {
+        /// The server's `WWW-Authenticate` header, which names the scheme it wants.
+        www_authenticate: Option<String>,
+        /// The message of the JSON-RPC error in the body, when there was one.
+        message: Option<String>,
+    },
+    /// The server answered the request with a JSON-RPC error.
+    Rpc {
+        /// The HTTP status it came with (200 in the stateful revisions, a
+        /// 4xx or 5xx in 2026-07-28).
+        status: u16,
+        /// The JSON-RPC error code, e.g. `-32602` for invalid params.
+        code: i64,
+        /// The server's message.
+        message: String,
+        /// The error's `data`, when present.
+        data: Option<Value>,
+    },
+    /// The server answered with an HTTP error status and no JSON-RPC error.
+    Http {
+        /// The HTTP status.
+        status: u16,
+        /// The start of the body, as text.
+        body: String,
+    },
+    /// The server sent nothing for the configured timeout.
+    Timeout {
+        /// How long the client waited.
+        waited: Duration,
+    },
+    /// The call was cancelled through its [`CancelHandle`](super::CancelHandle).
+    Cancelled,
+    /// The server's answer breaks HTTP, SSE, JSON-RPC or MCP rules.
+    Malformed {
+        /// What was wrong with it.
+        problem: String,
+    },
+    /// The connection failed in the middle of an exchange.
+    Io(io::Error),
+    /// The operation does not exist in the protocol era this client speaks.
+    NotInEra {
+        /// The operation, e.g. `ping`.
+        operation: &'static str,
+        /// What to do instead.
+        hint: &'static str,
+    },
+}
+
+impl ClientError {
+    pub(crate) fn malformed(problem: impl Into<String>) -> ClientError {
+        ClientError::Malformed {
+            problem: problem.into(),
+        }
+    }
+
+    /// The JSON-RPC error code, when the server answered with one.
+    ///
+    /// ```
+    /// use toolhost::client::ClientError;
+    ///
+    /// let err = ClientError::Cancelled;
+    /// assert_eq!(err.rpc_code(), None);
+    /// ```
+    pub fn rpc_code(&self) -> Option<i64> {
+        match self {
+            ClientError::Rpc { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientError::InvalidUrl { url, problem } => {
+                write!(f, "cannot use the URL {url:?}: {problem}")
+            }
+            ClientError::InvalidConfig { problem } => write!(f, "invalid client setting: {problem}"),
+            ClientError::Connect { addr, source } if source.kind() == io::ErrorKind::ConnectionRefused => write!(
+                f,
+                "nothing is listening at {addr} (connection refused): is the server running, and is the port in the URL the one it printed?"
+            ),
+            ClientError::Connect { addr, source } => write!(
+                f,
+                "could not connect to {addr}: {source}; check the server is running, or raise ClientBuilder::connect_timeout"
+            ),
+            ClientError::Unauthorized {
+                www_authenticate,
+                message,
+            } => {
+                f.write_str("the server refused the credentials (HTTP 401")?;
+                if let Some(challenge) = www_authenticate {
+                    write!(f, ", WWW-Authenticate: {challenge}")?;
+                }
+                f.write_str(")")?;
+                if let Some(message) = message {
+                    write!(f, ": {message}")?;
+                }
+                f.write_str("; send the session's authorization with ClientBuilder::header(\"Authorization\", …) or ClientBuilder::bearer, and check the session was not dropped")
+            }
+            ClientError::Rpc {
+                status,
+                code,
+                message,
+                data,
+            } => {
+                write!(f, "the server answered with JSON-RPC error {code}: {message}")?;
+                if let Some(data) = data {
+                    write!(f, " (data: {data})")?;
+                }
+                if *status != 200 {
+                    write!(f, " [HTTP {status}]")?;
+                }
+                Ok(())
+            }
+            ClientError::Http { status, body } => {
+                write!(f, "the server answered HTTP {status} without a JSON-RPC error")?;
+                if !body.is_empty() {
+                    write!(f, ": {body}")?;
+                }
+                if *status == 404 {
+                    f.write_str("; check the path of the URL (toolhost serves /mcp)")?;
+                }
+                Ok(())
+            }
+            ClientError::Timeout { waited } => write!(
+                f,
+                "the server sent nothing for {waited:?}; raise ClientBuilder::timeout (or CallOptions::timeout) for slow tools"
+            ),
+            ClientError::Cancelled => f.write_str("the call was cancelled through its CancelHandle"),
+            ClientError::Malformed { problem } => {
+                write!(f, "the server's answer is not valid MCP over HTTP: {problem}")
+            }
+            ClientError::Io(source) => write!(
+                f,
+                "the connection failed mid-exchange: {source}; the server may have stopped or closed the connection"
+            ),
+            ClientError::NotInEra { operation, hint } => write!(
+                f,
+                "{operation} does not exist in the stateless revision 2026-07-28 this client speaks; {hint}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ClientError::Connect { source, .. } | ClientError::Io(source) => Some(source),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! Server-sent events over HTTP/1.1 chunked transfer, written by hand.
+//!
+//! tiny_http buffers a streamed body until a chunk fills, which would hold a
+//! progress event back until the call ends; so a streaming response takes the
+//! raw connection (`Request::into_writer`) and writes the head and every
+//! event itself. Each event is one chunk, built in one buffer and written in
+//! one `write` + `flush`, so that with `TCP_NODELAY` it leaves at once in one
+//! segment and never waits on the client's delayed ACK.
+
+use std::io::{self, Write};
+
+/// The response head of an event stream; the body follows as chunks.
+pub(crate) fn head(extra_headers: &[(&str, &str)]) -> Vec<u8> {
+    let mut head = String::from(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
+         X-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n",
+    );
+    for (name, value) in extra_headers {
+        head.push_str(name);
+        head.push_str(": ");
+        head.push_str(value);
+        head.push_str("\r\n");
+    }
+    head.push_str("\r\n");
+    head.into_bytes()
+}
+
+/// One SSE event carrying `data` (split on newlines into `data:` lines, as
+/// the format requires), framed as one HTTP chunk.
+pub(crate) fn event_chunk(data: &str) -> Vec<u8> {
+    let mut event = String::with_capacity(data.len() + 16);
+    event.push_str("event: message\n");
+    for line in data.split('\n') {
+        event.push_str("data: ");
+        event.push_str(line.strip_suffix('\r').unwrap_or(line));
+        event.push('\n');
+    }
+    event.push('\n');
+    chunk(event.as_bytes())
+}
+
+/// The end of a chunked body.
+pub(crate) const LAST_CHUNK: &[u8] = b"0\r\n\r\n";
+
+fn chunk(payload: &[u8]) -> Vec<u8> {
+    let mut out = format!("{:x}\r\n", payload.len()).into_bytes();
+    out.extend_from_slice(payload);
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+/// Writes `bytes` and pushes them to the socket.
+pub(crate) fn send(writer: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {
+    writer.write_all(bytes)?;
+    writer.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_is_one_chunk_of_data_lines_ending_in_a_blank_line() {
+        let chunk = event_chunk("{\"a\":1}");
+        let text = String::from_utf8(chunk).unwrap();
+        let body = "event: message\ndata: {\"a\":1}\n\n";
+        assert_eq!(text, format!("{:x}\r\n{body}\r\n", body.len()));
+    }
+
+    #[test]
+    fn multi_line_data_becomes_several_data_lines() {
+        let text = String::from_utf8(event_chunk("a\r\nb\nc")).unwrap();
+        assert!(text.contains("data: a\ndata: b\ndata: c\n\n"), "{text:?}");
+    }
+
+    #[test]
+    fn the_head_asks_intermediaries_not_to_buffer() {
+        let head = String::from_utf8(head(&[("Mcp-Session-Id", "x")])).unwrap();
+        assert!(head.starts_with("HTTP/1.1 200 OK\r\n"));
+        assert!(head.contains("X-Accel-Buffering: no\r\n"));
+        assert!(head.contains("Transfer-Encoding: chunked\r\n"));
+        assert!(head.ends_with("Mcp-Session-Id: x\r\n\r\n"));
+    }
+}
