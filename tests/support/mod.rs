@@ -155,3 +155,19 @@ impl McpClient {
         )
     }
 }
+
+/// The JSON messages of an event-stream body, in order.
+pub fn sse_messages(body: &[u8]) -> Vec<Value> {
+    let text = String::from_utf8_lossy(body);
+    text.split("\n\n")
+        .filter_map(|event| {
+            let data: Vec<&str> = event
+                .lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .map(|d| d.strip_prefix(' ').unwrap_or(d))
+                .collect();
+            (!data.is_empty())
+                .then(|| serde_json::from_str(&data.join("\n")).expect("event data is JSON"))
+        })
+        .collect()
+}
