@@ -8,8 +8,8 @@
 //! Its first stdout line is `{"url", "authorization"}`; it serves until stdin
 //! closes or Ctrl-C.
 //!
-//! Fixtures that need features still being built (sampling, elicitation,
-//! list-change subscriptions) are not registered yet: their scenarios are listed in
+//! Fixtures that need features still being built (sampling, elicitation)
+//! are not registered yet: their scenarios are listed in
 //! `tests/interop/expected-failures.txt`.
 
 use std::io::{self, Read, Write};
@@ -128,6 +128,16 @@ fn fixtures() -> Result<StaticSurface, toolhost::Error> {
             |_, ctx| {
                 ctx.log(LogLevel::Info, json!("logging tool ran"));
                 ToolOutcome::text("Logging evaluated")
+            },
+        )?
+        .tool(
+            Tool::new(
+                "test_trigger_tool_change",
+                "Announces a change of the tool list to listeners.",
+            ),
+            |_, ctx| {
+                ctx.notify_tools_changed();
+                ToolOutcome::text("Mutation triggered")
             },
         )?
         .tool(

@@ -12,8 +12,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Map, Value};
 
+use crate::hub::Hub;
 use crate::mcp::{Outlet, Revision};
-use crate::session::lock;
+use crate::session::{lock, SessionEntry};
 
 /// The context of one tool call.
 ///
@@ -110,6 +111,8 @@ pub(crate) struct Talk {
     pub(crate) progress_token: Option<Value>,
     pub(crate) log_level: Option<LogLevel>,
     last_progress: Mutex<Option<f64>>,
+    /// Where a change of the session's tool list is announced.
+    changes: (Arc<Hub>, Arc<SessionEntry>),
 }
 
 impl Talk {
@@ -117,12 +120,14 @@ impl Talk {
         outlet: Arc<dyn Outlet>,
         progress_token: Option<Value>,
         log_level: Option<LogLevel>,
+        changes: (Arc<Hub>, Arc<SessionEntry>),
     ) -> Talk {
         Talk {
             outlet,
             progress_token,
             log_level,
             last_progress: Mutex::new(None),
+            changes,
         }
     }
 }
@@ -234,6 +239,16 @@ impl CallContext {
             "notifications/message",
             json!({"level": level.as_str(), "data": data}),
         );
+    }
+
+    /// Tells the session's clients that its tool list changed, as
+    /// [`ToolSession::notify_tools_changed`](crate::ToolSession::notify_tools_changed)
+    /// does: for a handler that adds or withdraws tools.
+    pub fn notify_tools_changed(&self) {
+        if let Some(talk) = &self.talk {
+            let (hub, entry) = &talk.changes;
+            hub.tools_changed(entry);
+        }
     }
 
     fn send(&self, method: &str, params: Value) {

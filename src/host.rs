@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use crate::error::Error;
 use crate::event::{Event, EventHook};
 use crate::http::{self, Transport};
+use crate::hub::Hub;
 use crate::mcp::{CacheHint, CacheScope, CallSlots, Service};
 use crate::session::{lock, Endpoint, SessionTable, ToolSession};
 use crate::surface::ToolSurface;
@@ -25,6 +26,9 @@ use crate::surface::ToolSurface;
 /// The default number of worker threads: calls are blocking, so a few spare
 /// workers keep `ping` and `tools/list` answered while handlers run.
 pub const DEFAULT_WORKERS: usize = 8;
+
+/// The default interval of keep-alive comments on idle event streams.
+pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// The default largest request body (4 MiB).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
@@ -57,6 +61,7 @@ pub struct HostConfig {
     max_body_bytes: usize,
     cache: CacheHint,
     max_calls: Option<usize>,
+    keep_alive: Duration,
 }
 
 impl Default for HostConfig {
@@ -78,6 +83,7 @@ impl Default for HostConfig {
                 scope: CacheScope::Private,
             },
             max_calls: None,
+            keep_alive: DEFAULT_KEEP_ALIVE,
         }
     }
 }
@@ -204,6 +210,15 @@ impl HostConfig {
         self
     }
 
+    /// How often idle event streams (the `GET` stream, `subscriptions/listen`)
+    /// get a `:` keep-alive comment ([`DEFAULT_KEEP_ALIVE`] by default). A
+    /// client that has gone away is noticed at the next one.
+    #[must_use]
+    pub fn keep_alive(mut self, interval: Duration) -> HostConfig {
+        self.keep_alive = interval;
+        self
+    }
+
     fn call_slots(&self) -> Result<usize, Error> {
         let slots = self.max_calls.unwrap_or_else(|| {
             (self.workers - self.workers / 4)
@@ -262,6 +277,7 @@ pub struct ToolHost {
     server: Mutex<Option<Arc<tiny_http::Server>>>,
     workers: Mutex<Vec<JoinHandle<()>>>,
     stopping: Arc<AtomicBool>,
+    hub: Arc<Hub>,
 }
 
 impl ToolHost {
@@ -280,7 +296,14 @@ impl ToolHost {
                 ),
             });
         }
+        crate::acp::validate_server_name(&config.name)?;
         let slots = config.call_slots()?;
+        if config.keep_alive.is_zero() {
+            return Err(Error::InvalidConfig {
+                setting: "keep_alive",
+                problem: "a zero keep-alive interval would spin; use at least a millisecond".into(),
+            });
+        }
         let bind_error = |source| Error::Bind {
             addr: config.addr,
             source,
@@ -293,6 +316,7 @@ impl ToolHost {
         let server = Arc::new(server);
 
         let table = Arc::new(SessionTable::new());
+        let hub = Hub::start(config.keep_alive).map_err(Error::Spawn)?;
         let url_ip = if addr.ip().is_unspecified() {
             IpAddr::V4(Ipv4Addr::LOCALHOST)
         } else {
@@ -302,6 +326,7 @@ impl ToolHost {
             origin: format!("http://{}", SocketAddr::new(url_ip, addr.port())),
             server_name: config.name.clone(),
             capability_urls: config.capability_urls,
+            hub: Arc::clone(&hub),
         });
         let transport = Arc::new(Transport {
             table: Arc::clone(&table),
@@ -313,6 +338,7 @@ impl ToolHost {
                 hook: config.hook,
                 cache: config.cache,
                 slots: CallSlots::new(slots),
+                hub: Arc::clone(&hub),
             },
             ip: addr.ip(),
             port: addr.port(),
@@ -328,6 +354,7 @@ impl ToolHost {
             server: Mutex::new(Some(Arc::clone(&server))),
             workers: Mutex::new(Vec::with_capacity(config.workers)),
             stopping: Arc::clone(&stopping),
+            hub,
         };
         for n in 0..config.workers {
             let server = Arc::clone(&server);
@@ -381,6 +408,7 @@ impl ToolHost {
             return;
         }
         self.table.cancel_all("the host is shutting down");
+        self.hub.stop();
         let workers = std::mem::take(&mut *lock(&self.workers));
         if let Some(server) = lock(&self.server).as_ref() {
             for _ in 0..workers.len() {

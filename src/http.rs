@@ -14,8 +14,10 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use crate::event::AuthRefusal;
+use crate::hub;
 use crate::mcp::{
-    self, Gone, Headers, HttpResponse, Outlet, RpcError, Service, INVALID_REQUEST, SERVER_ERROR,
+    self, Gone, Headers, HttpResponse, Outlet, Reply, RpcError, Service, StreamOpen,
+    INVALID_REQUEST, SERVER_ERROR,
 };
 use crate::session::{lock, SessionEntry, SessionTable};
 use crate::sse;
@@ -270,18 +272,55 @@ pub(crate) fn serve(transport: &Transport, mut request: tiny_http::Request) {
             };
             let responder = Arc::new(Responder::new(request));
             let outlet: Arc<dyn Outlet> = Arc::clone(&responder) as Arc<dyn Outlet>;
-            let response = mcp::post(service, &admitted.entry, &head.headers, &body, &outlet);
-            responder.finish(response);
+            match mcp::post(service, &admitted.entry, &head.headers, &body, &outlet) {
+                Reply::Http(response) => responder.finish(response),
+                Reply::Stream(open) => {
+                    if let Some(request) = responder.take_pending() {
+                        open_stream(service, request, open);
+                    }
+                }
+            }
         }
         Verb::Delete => {
             let response = mcp::delete(service, &admitted.entry, &head.headers);
             reply_leaving_body(request, &head.headers, response);
         }
-        Verb::Get => {
-            let response = mcp::get(service, &head.headers);
-            reply_leaving_body(request, &head.headers, response);
-        }
+        Verb::Get => match mcp::get(service, &admitted.entry, &head.headers) {
+            Reply::Http(response) => reply_leaving_body(request, &head.headers, response),
+            Reply::Stream(open) if unread_body_bytes(&request, &head.headers) == 0 => {
+                open_stream(service, request, open);
+            }
+            Reply::Stream(_) => {
+                let error = RpcError::new(INVALID_REQUEST, "Bad Request: a GET has no body");
+                reply_leaving_body(request, &head.headers, service.refuse(400, None, &error));
+            }
+        },
     }
+}
+
+/// Writes a long-lived stream's head and first events, then hands the
+/// connection to the hub, so that no worker stays with it.
+fn open_stream(service: &Service, request: tiny_http::Request, open: StreamOpen) {
+    if !service.hub.has_room() {
+        let mut error = RpcError::new(
+            SERVER_ERROR,
+            format!(
+                "Server busy: {} event streams are open, the most this host keeps; retry later",
+                hub::MAX_STREAMS
+            ),
+        );
+        error.data = Some(serde_json::json!({"retryable": true}));
+        let mut response = service.refuse(503, None, &error);
+        response.headers.push(("Retry-After", "5".into()));
+        return respond(request, response);
+    }
+    let mut opening = sse::head(&[]);
+    for message in &open.first {
+        opening.extend(sse::event_chunk(&message.to_string()));
+    }
+    service
+        .hub
+        .adopt(request.into_writer(), &open.entry, open.kind, &opening);
 }
 
 /// Answers a request whose body was not read, without letting tiny_http's
@@ -336,6 +375,18 @@ impl Responder {
     fn new(request: tiny_http::Request) -> Responder {
         Responder {
             stage: Mutex::new(Stage::Pending(request)),
+        }
+    }
+
+    /// The request, if nothing was written yet: for a reply that is a
+    /// long-lived stream of its own.
+    fn take_pending(&self) -> Option<tiny_http::Request> {
+        match std::mem::replace(&mut *lock(&self.stage), Stage::Done) {
+            Stage::Pending(request) => Some(request),
+            other => {
+                *lock(&self.stage) = other;
+                None
+            }
         }
     }
 

@@ -45,13 +45,17 @@
 
 mod acp;
 mod base64;
+#[cfg(feature = "client")]
+pub mod client;
 mod content;
 mod context;
 mod error;
 mod event;
 mod host;
 mod http;
+mod hub;
 mod mcp;
+mod schema;
 mod session;
 mod sse;
 mod surface;
@@ -63,6 +67,7 @@ pub use error::Error;
 pub use event::{AuthRefusal, CallResult, Event};
 pub use host::{HostConfig, ToolHost, DEFAULT_MAX_BODY_BYTES, DEFAULT_WORKERS};
 pub use mcp::{CacheScope, Revision};
+pub use schema::{Schema, Violation, Violations};
 pub use session::ToolSession;
 pub use surface::{surface_fn, FnSurface, StaticSurface, ToolSurface};
 pub use tool::{OutcomeKind, Tool, ToolOutcome, MAX_TOOL_NAME_LEN};

@@ -23,6 +23,7 @@ use serde_json::Value;
 use crate::acp;
 use crate::context::Cancellation;
 use crate::event::AuthRefusal;
+use crate::hub::Hub;
 use crate::mcp::McpSessions;
 use crate::surface::ToolSurface;
 
@@ -285,12 +286,12 @@ impl Drop for CallTicket {
 }
 
 /// Where sessions of one host are reached, shared by its guards.
-#[derive(Debug)]
 pub(crate) struct Endpoint {
     /// `http://HOST:PORT`, no trailing slash.
     pub(crate) origin: String,
     pub(crate) server_name: String,
     pub(crate) capability_urls: bool,
+    pub(crate) hub: Arc<Hub>,
 }
 
 /// One published tool surface and its bearer. Dropping the guard revokes the
@@ -364,6 +365,14 @@ impl ToolSession {
         self.entry.calls_served.load(Ordering::SeqCst)
     }
 
+    /// Tells the session's clients that its tool list changed: a
+    /// `notifications/tools/list_changed` on every open `GET` stream and
+    /// `subscriptions/listen` stream of this session, delivered at once.
+    /// Call it after changing what the surface lists.
+    pub fn notify_tools_changed(&self) {
+        self.endpoint.hub.tools_changed(&self.entry);
+    }
+
     /// The `mcpServers` list for an ACP `session/new` request: one HTTP
     /// server entry with this session's URL and bearer header.
     ///
@@ -385,6 +394,12 @@ impl ToolSession {
             &self.authorization(),
         )
     }
+
+    /// The host's server name, which every client configuration names the
+    /// server by (see `acp.rs`).
+    pub(crate) fn server_name(&self) -> &str {
+        &self.endpoint.server_name
+    }
 }
 
 impl fmt::Debug for ToolSession {
@@ -401,6 +416,7 @@ impl Drop for ToolSession {
         if let Some(entry) = self.table.remove(self.locator) {
             entry.revoke();
         }
+        self.endpoint.hub.session_closed(&self.entry);
     }
 }
 

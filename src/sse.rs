@@ -39,6 +39,12 @@ pub(crate) fn event_chunk(data: &str) -> Vec<u8> {
     chunk(event.as_bytes())
 }
 
+/// A comment line, which clients ignore: keeps idle streams and proxies
+/// alive, and shows the writer whether the client is still there.
+pub(crate) fn keep_alive_chunk() -> Vec<u8> {
+    chunk(b": keep-alive\n\n")
+}
+
 /// The end of a chunked body.
 pub(crate) const LAST_CHUNK: &[u8] = b"0\r\n\r\n";
 

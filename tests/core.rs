@@ -547,8 +547,10 @@ fn other_paths_and_methods_are_refused_precisely() {
     assert_eq!(put.status, 405);
     assert_eq!(put.header("allow"), Some("GET, POST, DELETE"));
     let get = conn.request("GET", "/mcp", &with_auth, b"").unwrap();
-    assert_eq!(get.status, 405);
-    assert_eq!(get.header("allow"), Some("POST, DELETE"));
+    assert_eq!(
+        get.status, 400,
+        "the standalone stream needs an Mcp-Session-Id"
+    );
     // Capability URLs are off unless asked for.
     let token = auth.trim_start_matches("Bearer ");
     let cap = conn

@@ -28,6 +28,7 @@ use lifecycle::Caller;
 
 use crate::context::LogLevel;
 use crate::event::{AuthRefusal, Event, EventHook};
+use crate::hub::{Hub, StreamKind};
 use crate::session::{lock, CallKey, SessionEntry};
 
 /// JSON-RPC code for an `Mcp-Session-Id` the server does not know.
@@ -42,6 +43,7 @@ pub(crate) struct Service {
     pub(crate) hook: Option<EventHook>,
     pub(crate) cache: CacheHint,
     pub(crate) slots: tools::CallSlots,
+    pub(crate) hub: Arc<Hub>,
 }
 
 /// Who may reuse a cached `tools/list` (2026-07-28 `cacheScope`).
@@ -166,6 +168,21 @@ pub(crate) trait Outlet: Send + Sync {
 #[derive(Debug)]
 pub(crate) struct Gone;
 
+/// What the transport should do with a request: answer it, or open a
+/// long-lived event stream and hand it to the hub.
+pub(crate) enum Reply {
+    Http(HttpResponse),
+    Stream(StreamOpen),
+}
+
+/// A long-lived stream to open: its owner, its kind, and the messages to
+/// send first.
+pub(crate) struct StreamOpen {
+    pub(crate) entry: Arc<SessionEntry>,
+    pub(crate) kind: StreamKind,
+    pub(crate) first: Vec<Value>,
+}
+
 /// A reason to stop handling a request and answer at the HTTP level.
 #[derive(Debug)]
 pub(crate) enum Halt {
@@ -214,18 +231,18 @@ pub(crate) fn post(
     headers: &Headers,
     body: &[u8],
     outlet: &Arc<dyn Outlet>,
-) -> HttpResponse {
+) -> Reply {
     let value: Value = match serde_json::from_slice(body) {
         Ok(value) => value,
         Err(err) => {
             let error = RpcError::new(PARSE_ERROR, format!("the body is not valid JSON: {err}"));
-            return service.refuse(400, None, &error);
+            return Reply::Http(service.refuse(400, None, &error));
         }
     };
     let id = jsonrpc::request_id(&value).cloned();
     if stateless::is_stateless(&value, headers) {
         return stateless::post(service, entry, headers, value, outlet)
-            .unwrap_or_else(|halt| service.halted(halt, id.as_ref()));
+            .unwrap_or_else(|halt| Reply::Http(service.halted(halt, id.as_ref())));
     }
     if let Some(version) = headers.get("mcp-protocol-version") {
         if Revision::parse(version).is_none() {
@@ -236,14 +253,14 @@ pub(crate) fn post(
                     version::supported_list()
                 ),
             );
-            return service.refuse(400, jsonrpc::request_id(&value), &error);
+            return Reply::Http(service.refuse(400, jsonrpc::request_id(&value), &error));
         }
     }
     let outcome = match value {
         Value::Array(items) => batch(service, entry, headers, items, outlet),
         single => one(service, entry, headers, single, outlet),
     };
-    outcome.unwrap_or_else(|halt| service.halted(halt, id.as_ref()))
+    Reply::Http(outcome.unwrap_or_else(|halt| service.halted(halt, id.as_ref())))
 }
 
 /// Whether a GET or DELETE speaks 2026-07-28, by its version header.
@@ -255,17 +272,43 @@ fn stateless_header(headers: &Headers) -> bool {
 }
 
 /// Handles a GET: no standalone stream is offered in either era.
-pub(crate) fn get(service: &Service, headers: &Headers) -> HttpResponse {
+/// Handles a GET: opens the standalone event stream of an MCP session, on
+/// which the host sends `notifications/tools/list_changed`.
+pub(crate) fn get(service: &Service, entry: &Arc<SessionEntry>, headers: &Headers) -> Reply {
     if stateless_header(headers) {
-        return stateless::method_not_allowed(service);
+        return Reply::Http(stateless::method_not_allowed(service));
     }
-    let error = RpcError::new(
-        INVALID_REQUEST,
-        "Method Not Allowed: this server offers no standalone SSE stream; POST requests instead",
-    );
-    let mut response = service.refuse(405, None, &error);
-    response.headers.push(("Allow", "POST, DELETE".into()));
-    response
+    if let Some(accept) = headers.get("accept") {
+        if !accepts(accept, "text/event-stream") {
+            let error = RpcError::new(
+                INVALID_REQUEST,
+                "Not Acceptable: the standalone stream is text/event-stream; send Accept: text/event-stream",
+            );
+            return Reply::Http(service.refuse(406, None, &error));
+        }
+    }
+    if let Err(refusal) = find_session(service, entry, headers, None) {
+        return Reply::Http(refusal);
+    }
+    Reply::Stream(StreamOpen {
+        entry: Arc::clone(entry),
+        kind: StreamKind::Standalone,
+        first: Vec::new(),
+    })
+}
+
+/// Whether an `Accept` header admits `media` (exactly, by its type's
+/// wildcard, or by `*/*`).
+pub(crate) fn accepts(accept: &str, media: &str) -> bool {
+    let family = media.split('/').next().unwrap_or("");
+    accept.split(',').any(|range| {
+        let range = range.split(';').next().unwrap_or("").trim();
+        range == "*/*"
+            || range.eq_ignore_ascii_case(media)
+            || range
+                .strip_suffix("/*")
+                .is_some_and(|t| t.eq_ignore_ascii_case(family))
+    })
 }
 
 /// Handles a DELETE: ends the MCP session named by `Mcp-Session-Id`.

@@ -19,9 +19,10 @@ use super::jsonrpc::{
 };
 use super::lifecycle::{read_client_info, Caller};
 use super::version::Revision;
-use super::{tools, Halt, Headers, HttpResponse, Outlet, Service};
+use super::{tools, Halt, Headers, HttpResponse, Outlet, Reply, Service, StreamOpen};
 use crate::base64::base64_decode;
 use crate::context::LogLevel;
+use crate::hub::StreamKind;
 use crate::session::SessionEntry;
 
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -29,6 +30,7 @@ const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const META_CLIENT: &str = "io.modelcontextprotocol/clientInfo";
 const META_SERVER: &str = "io.modelcontextprotocol/serverInfo";
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// Whether a POST body is stateless-era traffic. Without an
 /// `Mcp-Session-Id`: its `_meta` carries `io.modelcontextprotocol/*` keys, or
@@ -205,7 +207,7 @@ fn discover(service: &Service) -> Value {
     let versions: Vec<&str> = Revision::ALL.iter().map(|r| r.as_str()).collect();
     let mut result = json!({
         "supportedVersions": versions,
-        "capabilities": {"tools": {"listChanged": false}},
+        "capabilities": {"tools": {"listChanged": true}},
         "ttlMs": service.cache.ttl_ms,
         "cacheScope": service.cache.scope.as_str(),
     });
@@ -222,19 +224,29 @@ pub(crate) fn post(
     headers: &Headers,
     value: Value,
     outlet: &Arc<dyn Outlet>,
-) -> Result<HttpResponse, Halt> {
+) -> Result<Reply, Halt> {
     let (id, method, params) = match classify(value) {
         Ok(Message::Request { id, method, params }) => (id, method, params),
         Ok(Message::Notification { .. } | Message::Response) => {
-            return Ok(HttpResponse::empty(202))
+            return Ok(Reply::Http(HttpResponse::empty(202)))
         }
-        Err(invalid) => return Ok(service.refuse(400, invalid.id.as_ref(), &invalid.error)),
+        Err(invalid) => {
+            return Ok(Reply::Http(service.refuse(
+                400,
+                invalid.id.as_ref(),
+                &invalid.error,
+            )))
+        }
     };
-    let refuse = |error: RpcError| service.refuse(status_of(&error), Some(&id), &error);
+    let refuse =
+        |error: RpcError| Reply::Http(service.refuse(status_of(&error), Some(&id), &error));
     let caller = match check(&method, params.as_ref(), headers) {
         Ok(caller) => caller,
         Err(error) => return Ok(refuse(error)),
     };
+    if method == "subscriptions/listen" {
+        return Ok(listen(entry, &id, params.as_ref()).unwrap_or_else(refuse));
+    }
     let result = match method.as_str() {
         "server/discover" => Ok(discover(service)),
         "tools/list" => tools::list(service, entry, caller.revision, params.as_ref()).map(|mut list| {
@@ -253,9 +265,46 @@ pub(crate) fn post(
         )),
     };
     Ok(match result {
-        Ok(result) => HttpResponse::json(200, &success(&id, complete(service, result))),
+        Ok(result) => Reply::Http(HttpResponse::json(
+            200,
+            &success(&id, complete(service, result)),
+        )),
         Err(error) => refuse(error),
     })
+}
+
+/// `subscriptions/listen`: a stream that first acknowledges what it will
+/// deliver (of what was asked, only `toolsListChanged` exists here), then
+/// carries `notifications/tools/list_changed` tagged with the subscription id.
+fn listen(
+    entry: &Arc<SessionEntry>,
+    id: &Value,
+    params: Option<&Value>,
+) -> Result<Reply, RpcError> {
+    let Some(asked) = params
+        .and_then(|p| p.get("notifications"))
+        .and_then(Value::as_object)
+    else {
+        return Err(RpcError::new(
+            INVALID_PARAMS,
+            "subscriptions/listen needs params.notifications, an object such as {\"toolsListChanged\": true}",
+        ));
+    };
+    let tools = asked.get("toolsListChanged") == Some(&Value::Bool(true));
+    let mut honoured = Map::new();
+    if tools {
+        honoured.insert("toolsListChanged".into(), true.into());
+    }
+    let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+        "params": {"_meta": {SUBSCRIPTION_ID: id}, "notifications": honoured}});
+    Ok(Reply::Stream(StreamOpen {
+        entry: Arc::clone(entry),
+        kind: StreamKind::Listen {
+            id: id.clone(),
+            tools,
+        },
+        first: vec![ack],
+    }))
 }
 
 /// The answer to `GET` or `DELETE` in the stateless era, which has neither

@@ -159,7 +159,12 @@ pub(crate) fn call(
         .and_then(|m| m.get("progressToken"))
         .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
         .cloned();
-    let talk = Talk::new(Arc::clone(outlet), progress_token, caller.log_level);
+    let talk = Talk::new(
+        Arc::clone(outlet),
+        progress_token,
+        caller.log_level,
+        (Arc::clone(&service.hub), Arc::clone(entry)),
+    );
     let ctx = CallContext::new(
         request_id.clone(),
         revision,

@@ -107,6 +107,16 @@ impl Revision {
         self >= Revision::V2025_06_18
     }
 
+    /// Whether tools and content blocks may carry `_meta` (2025-06-18 on).
+    pub fn has_meta(self) -> bool {
+        self >= Revision::V2025_06_18
+    }
+
+    /// Whether content annotations may carry `lastModified` (2025-06-18 on).
+    pub fn has_last_modified(self) -> bool {
+        self >= Revision::V2025_06_18
+    }
+
     /// Whether tools and implementations may carry `icons` (2025-11-25 on).
     pub fn has_icons(self) -> bool {
         self >= Revision::V2025_11_25

@@ -1,0 +1,213 @@
+//! Event streams that outlive their request: the standalone `GET` stream of
+//! the stateful revisions and `subscriptions/listen` of 2026-07-28.
+//!
+//! A worker that opens such a stream writes its head and first events, then
+//! hands the raw connection here and goes back to serving requests, so open
+//! streams never pin workers. One hub thread owns every stream: it writes
+//! `notifications/tools/list_changed` when a session's tool list changes,
+//! a `:` comment every keep-alive interval (which is also how it notices a
+//! client that has gone), and closes a session's streams when the session is
+//! dropped or the host shuts down.
+//!
+//! The hub writes under its own lock; writes are a few hundred bytes into a
+//! socket buffer that holds hundreds of kilobytes, so a client that stops
+//! reading stalls the hub only after thousands of unread events.
+
+use std::collections::HashSet;
+use std::io::{self, Write};
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::session::{lock, SessionEntry};
+use crate::sse;
+
+/// How many streams the hub keeps open at once, host-wide.
+pub(crate) const MAX_STREAMS: usize = 256;
+
+/// Which protocol a stream speaks.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum StreamKind {
+    /// The stateful revisions' standalone stream (`GET /mcp`).
+    Standalone,
+    /// A 2026-07-28 `subscriptions/listen` stream.
+    Listen {
+        /// The listen request's id, which is the subscription id.
+        id: Value,
+        /// Whether the client asked for `toolsListChanged`.
+        tools: bool,
+    },
+}
+
+struct Stream {
+    owner: Weak<SessionEntry>,
+    kind: StreamKind,
+    writer: Box<dyn Write + Send>,
+}
+
+#[derive(Default)]
+struct State {
+    streams: Vec<Stream>,
+    changed: HashSet<usize>,
+    closed: HashSet<usize>,
+    stopping: bool,
+}
+
+/// The owner of every long-lived stream of one host.
+pub(crate) struct Hub {
+    state: Mutex<State>,
+    wake: Condvar,
+    keep_alive: Duration,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+fn key(entry: &SessionEntry) -> usize {
+    std::ptr::from_ref(entry) as usize
+}
+
+const LIST_CHANGED: &str = "notifications/tools/list_changed";
+const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+impl StreamKind {
+    /// The list-changed notification for this stream, if it wants one.
+    fn list_changed(&self) -> Option<Value> {
+        match self {
+            StreamKind::Standalone => Some(json!({"jsonrpc": "2.0", "method": LIST_CHANGED})),
+            StreamKind::Listen { id, tools: true } => Some(json!({
+                "jsonrpc": "2.0",
+                "method": LIST_CHANGED,
+                "params": {"_meta": {SUBSCRIPTION_ID: id}},
+            })),
+            StreamKind::Listen { tools: false, .. } => None,
+        }
+    }
+
+    /// What ends the stream cleanly: a listen stream answers its request.
+    fn ending(&self) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        if let StreamKind::Listen { id, .. } = self {
+            let result = json!({"jsonrpc": "2.0", "id": id, "result": {
+                "resultType": "complete", "_meta": {SUBSCRIPTION_ID: id}}});
+            bytes = sse::event_chunk(&result.to_string());
+        }
+        bytes.extend_from_slice(sse::LAST_CHUNK);
+        bytes
+    }
+}
+
+impl Hub {
+    /// Starts the hub thread.
+    pub(crate) fn start(keep_alive: Duration) -> io::Result<Arc<Hub>> {
+        let hub = Arc::new(Hub {
+            state: Mutex::default(),
+            wake: Condvar::new(),
+            keep_alive,
+            thread: Mutex::new(None),
+        });
+        let runner = Arc::clone(&hub);
+        let handle = thread::Builder::new()
+            .name("toolhost-streams".into())
+            .spawn(move || runner.run())?;
+        *lock(&hub.thread) = Some(handle);
+        Ok(hub)
+    }
+
+    /// Takes over a stream: writes its head and first events (`opening`)
+    /// under the hub's lock, so that no change announced after the client
+    /// saw them can be missed, then keeps it. A stream that cannot be kept
+    /// (the hub is full or stopping) is ended right after its opening.
+    pub(crate) fn adopt(
+        &self,
+        mut writer: Box<dyn Write + Send>,
+        owner: &Arc<SessionEntry>,
+        kind: StreamKind,
+        opening: &[u8],
+    ) {
+        let mut state = lock(&self.state);
+        if state.stopping || state.streams.len() >= MAX_STREAMS {
+            let mut bytes = opening.to_vec();
+            bytes.extend(kind.ending());
+            let _ = sse::send(&mut *writer, &bytes);
+            return;
+        }
+        if sse::send(&mut *writer, opening).is_ok() {
+            state.streams.push(Stream {
+                owner: Arc::downgrade(owner),
+                kind,
+                writer,
+            });
+        }
+    }
+
+    /// Whether another stream can be adopted now.
+    pub(crate) fn has_room(&self) -> bool {
+        let state = lock(&self.state);
+        !state.stopping && state.streams.len() < MAX_STREAMS
+    }
+
+    /// The session's tool list changed: tell its streams.
+    pub(crate) fn tools_changed(&self, entry: &SessionEntry) {
+        lock(&self.state).changed.insert(key(entry));
+        self.wake.notify_all();
+    }
+
+    /// The session was dropped: end its streams.
+    pub(crate) fn session_closed(&self, entry: &SessionEntry) {
+        lock(&self.state).closed.insert(key(entry));
+        self.wake.notify_all();
+    }
+
+    /// Ends every stream and joins the hub thread. Idempotent.
+    pub(crate) fn stop(&self) {
+        lock(&self.state).stopping = true;
+        self.wake.notify_all();
+        if let Some(handle) = lock(&self.thread).take() {
+            // The hub thread has nothing to clean up if it panicked.
+            let _ = handle.join();
+        }
+    }
+
+    fn run(&self) {
+        let mut state = lock(&self.state);
+        let mut next_keep_alive = Instant::now() + self.keep_alive;
+        loop {
+            if state.stopping {
+                for mut stream in state.streams.drain(..) {
+                    let _ = sse::send(&mut *stream.writer, &stream.kind.ending());
+                }
+                return;
+            }
+            let changed = std::mem::take(&mut state.changed);
+            let closed = std::mem::take(&mut state.closed);
+            let beat = Instant::now() >= next_keep_alive;
+            if beat {
+                next_keep_alive = Instant::now() + self.keep_alive;
+            }
+            state.streams.retain_mut(|stream| {
+                let owner_key = stream.owner.as_ptr() as usize;
+                if stream.owner.strong_count() == 0 || closed.contains(&owner_key) {
+                    let _ = sse::send(&mut *stream.writer, &stream.kind.ending());
+                    return false;
+                }
+                let mut bytes = Vec::new();
+                if changed.contains(&owner_key) {
+                    if let Some(message) = stream.kind.list_changed() {
+                        bytes.extend(sse::event_chunk(&message.to_string()));
+                    }
+                }
+                if beat {
+                    bytes.extend(sse::keep_alive_chunk());
+                }
+                bytes.is_empty() || sse::send(&mut *stream.writer, &bytes).is_ok()
+            });
+            let wait = next_keep_alive.saturating_duration_since(Instant::now());
+            state = self
+                .wake
+                .wait_timeout(state, wait)
+                .map(|(guard, _)| guard)
+                .unwrap_or_else(|poisoned| poisoned.into_inner().0);
+        }
+    }
+}
