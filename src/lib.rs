@@ -45,8 +45,6 @@
 
 mod acp;
 mod base64;
-#[cfg(feature = "client")]
-pub mod client;
 mod content;
 mod context;
 mod error;
@@ -55,7 +53,6 @@ mod host;
 mod http;
 mod hub;
 mod mcp;
-mod schema;
 mod session;
 mod sse;
 mod surface;
@@ -67,7 +64,6 @@ pub use error::Error;
 pub use event::{AuthRefusal, CallResult, Event};
 pub use host::{HostConfig, ToolHost, DEFAULT_MAX_BODY_BYTES, DEFAULT_WORKERS};
 pub use mcp::{CacheScope, Revision};
-pub use schema::{Schema, Violation, Violations};
 pub use session::ToolSession;
 pub use surface::{surface_fn, FnSurface, StaticSurface, ToolSurface};
 pub use tool::{OutcomeKind, Tool, ToolOutcome, MAX_TOOL_NAME_LEN};
