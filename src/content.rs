@@ -1,10 +1,11 @@
 //! Content blocks a tool result carries: text, image, audio, resource links
-//! and embedded resources.
+//! and embedded resources, each optionally annotated for the client.
 //!
 //! A block is built once and rendered per revision: a revision that does not
 //! know a block type (audio before 2025-03-26, resource links before
 //! 2025-06-18) gets a text block that says what was there, so the model is
-//! never handed a message its client must reject.
+//! never handed a message its client must reject. Likewise a field a
+//! revision does not know (`lastModified` before 2025-06-18) is left out.
 
 use serde_json::{json, Map, Value};
 
@@ -14,15 +15,72 @@ use crate::mcp::Revision;
 /// One content block of a tool result.
 ///
 /// ```
-/// use toolhost::Content;
+/// use toolhost::{Content, Role, ToolOutcome};
 ///
-/// let png = Content::image(&[0x89, b'P', b'N', b'G'], "image/png");
-/// let text = Content::text("done");
-/// # let _ = (png, text);
+/// let outcome = ToolOutcome::content([
+///     Content::text("Rendered the chart; the raw data is attached."),
+///     Content::image(&[0x89, b'P', b'N', b'G'], "image/png").with_audience([Role::User]),
+///     Content::resource_text("file:///data.csv", "text/csv", "x,y\n1,2\n")
+///         .with_priority(0.2)
+///         .with_last_modified("2025-01-12T15:00:58Z"),
+///     Content::resource_link("file:///report.pdf", "report.pdf")
+///         .with_mime_type("application/pdf")
+///         .with_size(48_213),
+/// ]);
+/// # let _ = outcome;
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Content {
     kind: Kind,
+    annotations: Annotations,
+}
+
+/// Who a content block is meant for, in its annotations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The person using the client.
+    User,
+    /// The model.
+    Assistant,
+}
+
+impl Role {
+    fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+/// MCP's `Annotations` of a block; all optional, sent only when set.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Annotations {
+    audience: Vec<Role>,
+    priority: Option<f64>,
+    last_modified: Option<String>,
+}
+
+impl Annotations {
+    /// The annotations as the revision spells them, `None` when there are none.
+    fn to_json(&self, revision: Revision) -> Option<Value> {
+        let mut out = Map::new();
+        if !self.audience.is_empty() {
+            let audience: Vec<Value> = self.audience.iter().map(|r| r.as_str().into()).collect();
+            out.insert("audience".into(), audience.into());
+        }
+        if let Some(priority) = self.priority {
+            out.insert("priority".into(), priority.into());
+        }
+        if let Some(when) = self
+            .last_modified
+            .as_ref()
+            .filter(|_| revision.has_last_modified())
+        {
+            out.insert("lastModified".into(), when.clone().into());
+        }
+        (!out.is_empty()).then_some(Value::Object(out))
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -38,8 +96,10 @@ enum Kind {
 struct ResourceLink {
     uri: String,
     name: String,
+    title: Option<String>,
     mime_type: Option<String>,
     description: Option<String>,
+    size: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -57,11 +117,16 @@ enum ResourceBody {
 }
 
 impl Content {
+    fn of(kind: Kind) -> Content {
+        Content {
+            kind,
+            annotations: Annotations::default(),
+        }
+    }
+
     /// A text block.
     pub fn text(text: impl Into<String>) -> Content {
-        Content {
-            kind: Kind::Text(text.into()),
-        }
+        Content::of(Kind::Text(text.into()))
     }
 
     /// An image block from raw bytes, base64-encoded here.
@@ -71,39 +136,38 @@ impl Content {
 
     /// An image block from data that is already base64.
     pub fn image_base64(data: impl Into<String>, mime_type: impl Into<String>) -> Content {
-        Content {
-            kind: Kind::Image {
-                data: data.into(),
-                mime_type: mime_type.into(),
-            },
-        }
+        Content::of(Kind::Image {
+            data: data.into(),
+            mime_type: mime_type.into(),
+        })
     }
 
-    /// An audio block from raw bytes, base64-encoded here.
+    /// An audio block from raw bytes, base64-encoded here. Revisions before
+    /// 2025-03-26 have no audio; they get a text block naming what was left
+    /// out.
     pub fn audio(bytes: &[u8], mime_type: impl Into<String>) -> Content {
         Content::audio_base64(base64_encode(bytes), mime_type)
     }
 
     /// An audio block from data that is already base64.
     pub fn audio_base64(data: impl Into<String>, mime_type: impl Into<String>) -> Content {
-        Content {
-            kind: Kind::Audio {
-                data: data.into(),
-                mime_type: mime_type.into(),
-            },
-        }
+        Content::of(Kind::Audio {
+            data: data.into(),
+            mime_type: mime_type.into(),
+        })
     }
 
-    /// A link to a resource the client may fetch itself.
+    /// A link to a resource the client may fetch itself. Revisions before
+    /// 2025-06-18 have no links; they get a text block with the name and URI.
     pub fn resource_link(uri: impl Into<String>, name: impl Into<String>) -> Content {
-        Content {
-            kind: Kind::Link(ResourceLink {
-                uri: uri.into(),
-                name: name.into(),
-                mime_type: None,
-                description: None,
-            }),
-        }
+        Content::of(Kind::Link(ResourceLink {
+            uri: uri.into(),
+            name: name.into(),
+            title: None,
+            mime_type: None,
+            description: None,
+            size: None,
+        }))
     }
 
     /// An embedded resource whose contents are text.
@@ -112,13 +176,11 @@ impl Content {
         mime_type: impl Into<String>,
         text: impl Into<String>,
     ) -> Content {
-        Content {
-            kind: Kind::Embedded(EmbeddedResource {
-                uri: uri.into(),
-                mime_type: Some(mime_type.into()),
-                body: ResourceBody::Text(text.into()),
-            }),
-        }
+        Content::of(Kind::Embedded(EmbeddedResource {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            body: ResourceBody::Text(text.into()),
+        }))
     }
 
     /// An embedded resource whose contents are bytes, base64-encoded here.
@@ -127,13 +189,11 @@ impl Content {
         mime_type: impl Into<String>,
         bytes: &[u8],
     ) -> Content {
-        Content {
-            kind: Kind::Embedded(EmbeddedResource {
-                uri: uri.into(),
-                mime_type: Some(mime_type.into()),
-                body: ResourceBody::Blob(base64_encode(bytes)),
-            }),
-        }
+        Content::of(Kind::Embedded(EmbeddedResource {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            body: ResourceBody::Blob(base64_encode(bytes)),
+        }))
     }
 
     /// Sets the MIME type of a resource link; other blocks are unchanged.
@@ -154,6 +214,49 @@ impl Content {
         self
     }
 
+    /// Sets the display title of a resource link; other blocks are unchanged.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Content {
+        if let Kind::Link(link) = &mut self.kind {
+            link.title = Some(title.into());
+        }
+        self
+    }
+
+    /// Sets the size in bytes of a resource link's raw content, which helps a
+    /// client judge the context it would cost; other blocks are unchanged.
+    #[must_use]
+    pub fn with_size(mut self, bytes: u64) -> Content {
+        if let Kind::Link(link) = &mut self.kind {
+            link.size = Some(bytes);
+        }
+        self
+    }
+
+    /// Says who the block is for: the user, the model, or both.
+    #[must_use]
+    pub fn with_audience(mut self, audience: impl IntoIterator<Item = Role>) -> Content {
+        self.annotations.audience = audience.into_iter().collect();
+        self
+    }
+
+    /// How much the block matters, from 0.0 (entirely optional) to 1.0
+    /// (effectively required). Values outside are clamped into that range;
+    /// NaN clears the priority.
+    #[must_use]
+    pub fn with_priority(mut self, priority: f64) -> Content {
+        self.annotations.priority = (!priority.is_nan()).then(|| priority.clamp(0.0, 1.0));
+        self
+    }
+
+    /// When the underlying data last changed, as an ISO 8601 timestamp such
+    /// as `"2025-01-12T15:00:58Z"` (sent from revision 2025-06-18 on).
+    #[must_use]
+    pub fn with_last_modified(mut self, timestamp: impl Into<String>) -> Content {
+        self.annotations.last_modified = Some(timestamp.into());
+        self
+    }
+
     /// The text of a text block, `None` for any other block.
     pub fn as_text(&self) -> Option<&str> {
         match &self.kind {
@@ -164,6 +267,16 @@ impl Content {
 
     /// The block as the given revision spells it.
     pub(crate) fn to_json(&self, revision: Revision) -> Value {
+        let mut block = self.kind_json(revision);
+        if let (Some(annotations), Value::Object(map)) =
+            (self.annotations.to_json(revision), &mut block)
+        {
+            map.insert("annotations".into(), annotations);
+        }
+        block
+    }
+
+    fn kind_json(&self, revision: Revision) -> Value {
         match &self.kind {
             Kind::Text(text) => json!({"type": "text", "text": text}),
             Kind::Image { data, mime_type } => {
@@ -181,11 +294,16 @@ impl Content {
                 out.insert("type".into(), "resource_link".into());
                 out.insert("uri".into(), link.uri.clone().into());
                 out.insert("name".into(), link.name.clone().into());
-                if let Some(mime) = &link.mime_type {
-                    out.insert("mimeType".into(), mime.clone().into());
-                }
-                if let Some(description) = &link.description {
-                    out.insert("description".into(), description.clone().into());
+                let optional = [
+                    ("title", link.title.clone().map(Value::from)),
+                    ("mimeType", link.mime_type.clone().map(Value::from)),
+                    ("description", link.description.clone().map(Value::from)),
+                    ("size", link.size.map(Value::from)),
+                ];
+                for (key, value) in optional {
+                    if let Some(value) = value {
+                        out.insert(key.into(), value);
+                    }
                 }
                 Value::Object(out)
             }
@@ -243,5 +361,24 @@ mod tests {
         assert_eq!(new["type"], "resource_link");
         assert_eq!(new["mimeType"], "text/plain");
         assert_eq!(link.to_json(Revision::V2025_03_26)["type"], "text");
+    }
+
+    #[test]
+    fn last_modified_is_left_out_before_2025_06_18_and_the_rest_kept() {
+        let block = Content::text("x")
+            .with_audience([Role::Assistant])
+            .with_priority(3.0)
+            .with_last_modified("2025-01-12T15:00:58Z");
+        let old = block.to_json(Revision::V2025_03_26);
+        assert_eq!(
+            old["annotations"],
+            json!({"audience": ["assistant"], "priority": 1.0})
+        );
+        let new = block.to_json(Revision::V2025_06_18);
+        assert_eq!(new["annotations"]["lastModified"], "2025-01-12T15:00:58Z");
+        assert!(Content::text("x")
+            .to_json(Revision::V2025_06_18)
+            .get("annotations")
+            .is_none());
     }
 }

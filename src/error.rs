@@ -41,6 +41,20 @@ pub enum Error {
         /// What is wrong with it.
         problem: String,
     },
+    /// A tool's output schema is not usable.
+    InvalidOutputSchema {
+        /// The tool's name.
+        tool: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// A JSON Schema is invalid (see [`Schema::compile`](crate::Schema::compile)).
+    InvalidSchema {
+        /// Where in the schema, as a `#/…` JSON pointer.
+        at: String,
+        /// What is wrong there.
+        problem: String,
+    },
     /// Two tools of one surface share a name.
     DuplicateTool {
         /// The shared name.
@@ -74,6 +88,12 @@ impl fmt::Display for Error {
             ),
             Error::InvalidInputSchema { tool, problem } => {
                 write!(f, "tool {tool:?} has an unusable inputSchema: {problem}")
+            }
+            Error::InvalidOutputSchema { tool, problem } => {
+                write!(f, "tool {tool:?} has an unusable outputSchema: {problem}")
+            }
+            Error::InvalidSchema { at, problem } => {
+                write!(f, "invalid JSON Schema at {at}: {problem}")
             }
             Error::DuplicateTool { name } => write!(
                 f,

@@ -53,20 +53,24 @@ mod host;
 mod http;
 mod hub;
 mod mcp;
+mod schema;
 mod session;
 mod sse;
 mod surface;
 mod tool;
 
-pub use content::Content;
+pub use content::{Content, Role};
 pub use context::{CallContext, ClientInfo, LogLevel};
 pub use error::Error;
 pub use event::{AuthRefusal, CallResult, Event};
 pub use host::{HostConfig, ToolHost, DEFAULT_MAX_BODY_BYTES, DEFAULT_WORKERS};
 pub use mcp::{CacheScope, Revision};
+pub use schema::{Schema, Violation, Violations};
 pub use session::ToolSession;
 pub use surface::{surface_fn, FnSurface, StaticSurface, ToolSurface};
-pub use tool::{OutcomeKind, Tool, ToolOutcome, MAX_TOOL_NAME_LEN};
+pub use tool::{
+    Icon, IconTheme, OutcomeKind, Tool, ToolAnnotations, ToolOutcome, MAX_TOOL_NAME_LEN,
+};
 
 /// The README's code blocks, compiled and run as doctests.
 #[cfg(doctest)]

@@ -6,6 +6,10 @@
 //! own answer (the model should read the reason and adapt), a *failed* call is
 //! the host's problem (the model gets a generic error, the application the
 //! details through the event hook).
+//!
+//! A tool's schemas are compiled when the tool is built (see
+//! [`Schema`](crate::Schema)) and shared by every clone, so checking a call
+//! costs a walk over the compiled nodes and never a parse.
 
 use std::sync::Arc;
 
@@ -14,27 +18,40 @@ use serde_json::{json, Map, Value};
 use crate::content::Content;
 use crate::error::Error;
 use crate::mcp::Revision;
+use crate::schema::Schema;
+
+mod presentation;
+
+pub use presentation::{Icon, IconTheme, ToolAnnotations};
 
 /// The longest tool name accepted (MCP 2025-11-25 allows 1 to 128 characters).
 pub const MAX_TOOL_NAME_LEN: usize = 128;
 
-/// A tool as the model sees it: name, description and argument schema.
+/// A tool as the model sees it: name, description, schemas and hints.
 ///
 /// Cheap to clone (the definition is shared), so a surface can hand out its
-/// list on every request.
+/// list on every request. Each field is sent to the clients whose revision
+/// knows it and left out for the others.
 ///
 /// ```
 /// use serde_json::json;
-/// use toolhost::Tool;
+/// use toolhost::{Icon, Tool, ToolAnnotations};
 ///
-/// let tool = Tool::new("shout", "Uppercase the input text.")
-///     .title("Shout")
+/// let tool = Tool::new("search", "Searches the notes; returns the best matches.")
+///     .title("Search notes")
 ///     .input_schema(json!({
 ///         "type": "object",
-///         "properties": {"text": {"type": "string"}},
-///         "required": ["text"],
-///     }));
-/// assert_eq!(tool.name(), "shout");
+///         "properties": {
+///             "query": {"type": "string", "minLength": 1},
+///             "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+///         },
+///         "required": ["query"],
+///     }))
+///     .annotations(ToolAnnotations::new().read_only(true).open_world(false))
+///     .icon(Icon::new("https://example.com/search.png").mime_type("image/png"));
+/// assert_eq!(tool.name(), "search");
+/// assert!(tool.validate().is_ok());
+/// assert!(tool.schema_warnings().is_empty());
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tool {
@@ -47,20 +64,45 @@ struct ToolSpec {
     title: Option<String>,
     description: String,
     input_schema: Value,
-    output_schema: Option<Value>,
+    /// `input_schema` compiled, or why it cannot be.
+    input: Result<Schema, String>,
+    output_schema: Option<(Value, Result<Schema, String>)>,
+    annotations: Option<ToolAnnotations>,
+    icons: Vec<Icon>,
+    meta: Option<Map<String, Value>>,
     required_capabilities: Option<Map<String, Value>>,
+}
+
+/// Compiles a tool schema, which must describe an object at its root: tool
+/// arguments are always an object, and before 2026-07-28 so is
+/// `structuredContent`.
+fn compile_object_schema(schema: &Value, which: &str) -> Result<Schema, String> {
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        return Err(format!(
+            "an {which} must be a JSON object with \"type\": \"object\""
+        ));
+    }
+    Schema::compile(schema).map_err(|err| match err {
+        Error::InvalidSchema { at, problem } => format!("at {at}: {problem}"),
+        other => other.to_string(),
+    })
 }
 
 impl Tool {
     /// A tool that takes no arguments until [`Tool::input_schema`] says otherwise.
     pub fn new(name: impl Into<String>, description: impl Into<String>) -> Tool {
+        let input_schema = json!({"type": "object", "properties": {}});
         Tool {
             spec: Arc::new(ToolSpec {
                 name: name.into(),
                 title: None,
                 description: description.into(),
-                input_schema: json!({"type": "object", "properties": {}}),
+                input: compile_object_schema(&input_schema, "inputSchema"),
+                input_schema,
                 output_schema: None,
+                annotations: None,
+                icons: Vec::new(),
+                meta: None,
                 required_capabilities: None,
             }),
         }
@@ -73,18 +115,52 @@ impl Tool {
         self
     }
 
-    /// The JSON Schema of the arguments; it must describe an object.
+    /// The JSON Schema of the arguments; it must describe an object
+    /// (`"type": "object"`). It is compiled here, once: calls whose arguments
+    /// do not match are refused before the handler runs, with a message
+    /// that tells the model what to fix. An invalid schema makes
+    /// [`Tool::validate`] fail; keywords that are not checked are listed by
+    /// [`Tool::schema_warnings`].
     #[must_use]
     pub fn input_schema(mut self, schema: Value) -> Tool {
-        Arc::make_mut(&mut self.spec).input_schema = schema;
+        let spec = Arc::make_mut(&mut self.spec);
+        spec.input = compile_object_schema(&schema, "inputSchema");
+        spec.input_schema = schema;
         self
     }
 
-    /// The JSON Schema of `structuredContent` in successful results (sent from
-    /// revision 2025-06-18 on).
+    /// The JSON Schema of `structuredContent` in successful results (sent
+    /// from revision 2025-06-18 on); it must describe an object. A success
+    /// whose structured content does not match is turned into a failure,
+    /// reported to the event hook: a handler bug should not reach the model.
     #[must_use]
     pub fn output_schema(mut self, schema: Value) -> Tool {
-        Arc::make_mut(&mut self.spec).output_schema = Some(schema);
+        let compiled = compile_object_schema(&schema, "outputSchema");
+        Arc::make_mut(&mut self.spec).output_schema = Some((schema, compiled));
+        self
+    }
+
+    /// Hints about the tool's behaviour (sent from revision 2025-03-26 on).
+    #[must_use]
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Tool {
+        Arc::make_mut(&mut self.spec).annotations = Some(annotations);
+        self
+    }
+
+    /// Adds an icon a client may show beside the tool (sent from revision
+    /// 2025-11-25 on).
+    #[must_use]
+    pub fn icon(mut self, icon: Icon) -> Tool {
+        Arc::make_mut(&mut self.spec).icons.push(icon);
+        self
+    }
+
+    /// Metadata for clients, sent as the tool's `_meta` (from revision
+    /// 2025-06-18 on). Keys under the `io.modelcontextprotocol/` and
+    /// `dev.mcp/` prefixes are reserved by MCP.
+    #[must_use]
+    pub fn meta(mut self, meta: Map<String, Value>) -> Tool {
+        Arc::make_mut(&mut self.spec).meta = Some(meta);
         self
     }
 
@@ -113,9 +189,22 @@ impl Tool {
     }
 
     /// Checks the rules every published tool must meet: a name of 1 to 128
-    /// characters from `A-Z a-z 0-9 _ - .`, and an object input schema.
+    /// characters from `A-Z a-z 0-9 _ - .`, a valid input schema that
+    /// describes an object, and likewise an output schema if there is one.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolhost::{Error, Tool};
+    ///
+    /// let tool = Tool::new("count", "Counts.")
+    ///     .input_schema(json!({"type": "object", "properties": {"n": {"minimum": "1"}}}));
+    /// let err = tool.validate().unwrap_err();
+    /// assert!(matches!(err, Error::InvalidInputSchema { .. }));
+    /// assert!(err.to_string().contains("#/properties/n/minimum"), "{err}");
+    /// ```
     pub fn validate(&self) -> Result<(), Error> {
-        let name = &self.spec.name;
+        let spec = &*self.spec;
+        let name = &spec.name;
         let bad_char = name
             .chars()
             .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')));
@@ -135,14 +224,102 @@ impl Tool {
                 problem,
             });
         }
-        let schema = &self.spec.input_schema;
-        if !schema.is_object() || schema.get("type").and_then(Value::as_str) != Some("object") {
+        if let Err(problem) = &spec.input {
             return Err(Error::InvalidInputSchema {
                 tool: name.clone(),
-                problem: "an inputSchema must be a JSON object with \"type\": \"object\"".into(),
+                problem: problem.clone(),
+            });
+        }
+        if let Some((_, Err(problem))) = &spec.output_schema {
+            return Err(Error::InvalidOutputSchema {
+                tool: name.clone(),
+                problem: problem.clone(),
             });
         }
         Ok(())
+    }
+
+    /// What the tool's schemas ask for that is not checked, one line each
+    /// (`inputSchema #/properties/code/pattern: …`); empty when everything
+    /// is checked. Computed once, when the schema was set.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolhost::Tool;
+    ///
+    /// let tool = Tool::new("t", "d").input_schema(json!({
+    ///     "type": "object",
+    ///     "properties": {"id": {"type": "string", "pattern": "^(?!tmp-)"}},
+    /// }));
+    /// let warnings = tool.schema_warnings();
+    /// assert_eq!(warnings.len(), 1);
+    /// assert!(warnings[0].starts_with("inputSchema #/properties/id/pattern: "));
+    /// ```
+    pub fn schema_warnings(&self) -> Vec<String> {
+        let spec = &*self.spec;
+        let output = spec.output_schema.as_ref().map(|(_, compiled)| compiled);
+        [("inputSchema", Some(&spec.input)), ("outputSchema", output)]
+            .into_iter()
+            .filter_map(|(which, compiled)| Some((which, compiled?.as_ref().ok()?)))
+            .flat_map(|(which, schema)| {
+                schema
+                    .warnings()
+                    .iter()
+                    .map(move |warning| format!("{which} {warning}"))
+            })
+            .collect()
+    }
+
+    /// Checks a call's arguments (already an object: absent and `null`
+    /// arguments are `{}` by then) against the input schema. `Err` is the
+    /// text for the model: a header line, then one line per violation.
+    #[expect(
+        dead_code,
+        reason = "mcp/tools.rs calls it before the handler once issue 5 is wired"
+    )]
+    pub(crate) fn check_arguments(&self, args: &Value) -> Result<(), String> {
+        let spec = &*self.spec;
+        match &spec.input {
+            Ok(schema) => schema.validate(args).map_err(|violations| {
+                format!("Invalid arguments for tool {:?}:\n{violations}", spec.name)
+            }),
+            Err(problem) => Err(format!(
+                "Tool {:?} cannot be called: its inputSchema is unusable ({problem}).",
+                spec.name
+            )),
+        }
+    }
+
+    /// Checks a successful result's `structuredContent` against the output
+    /// schema, if the tool declares one. `Err` is the detail for the event
+    /// hook (the model only hears that the tool failed).
+    #[expect(
+        dead_code,
+        reason = "mcp/tools.rs calls it after the handler once issue 5 is wired"
+    )]
+    pub(crate) fn check_structured_output(&self, structured: Option<&Value>) -> Result<(), String> {
+        let spec = &*self.spec;
+        let Some((_, compiled)) = &spec.output_schema else {
+            return Ok(());
+        };
+        let schema = compiled.as_ref().map_err(|problem| {
+            format!(
+                "tool {:?} has an unusable outputSchema: {problem}",
+                spec.name
+            )
+        })?;
+        let Some(structured) = structured else {
+            return Err(format!(
+                "tool {:?} declares an outputSchema but its result has no structuredContent",
+                spec.name
+            ));
+        };
+        schema.validate(structured).map_err(|violations| {
+            format!(
+                "the structuredContent of tool {:?} does not match its outputSchema:\n{violations}",
+                spec.name
+            )
+        })
     }
 
     /// The tool as `tools/list` shows it in the given revision: fields a
@@ -159,8 +336,22 @@ impl Tool {
         out.insert("description".into(), spec.description.clone().into());
         out.insert("inputSchema".into(), spec.input_schema.clone());
         if revision.has_structured_content() {
-            if let Some(schema) = &spec.output_schema {
+            if let Some((schema, _)) = &spec.output_schema {
                 out.insert("outputSchema".into(), schema.clone());
+            }
+        }
+        if revision.has_tool_annotations() {
+            if let Some(annotations) = spec.annotations.as_ref().filter(|a| !a.is_empty()) {
+                out.insert("annotations".into(), annotations.to_json());
+            }
+        }
+        if revision.has_icons() && !spec.icons.is_empty() {
+            let icons = spec.icons.iter().map(Icon::to_json).collect();
+            out.insert("icons".into(), Value::Array(icons));
+        }
+        if revision.has_meta() {
+            if let Some(meta) = &spec.meta {
+                out.insert("_meta".into(), Value::Object(meta.clone()));
             }
         }
         Value::Object(out)
