@@ -138,7 +138,24 @@ fn a_full_stateless_flow_needs_no_initialize() {
         .unwrap()
         .contains(&json!("2025-11-25")));
     assert!(discover["capabilities"]["tools"].is_object());
-    assert!(discover["capabilities"].get("prompts").is_none());
+    assert!(discover["capabilities"]["tools"]["listChanged"] == true);
+    for (method, field, definition) in [
+        ("prompts/list", "prompts", "ListPromptsResult"),
+        ("resources/list", "resources", "ListResourcesResult"),
+        (
+            "resources/templates/list",
+            "resourceTemplates",
+            "ListResourceTemplatesResult",
+        ),
+    ] {
+        let empty = client.ok(9, method, json!({}), definition);
+        assert_eq!(
+            empty[field],
+            json!([]),
+            "a tools-only host lists no {field}"
+        );
+        assert_eq!(empty["cacheScope"], "private");
+    }
     let list = client.ok(2, "tools/list", json!({}), "ListToolsResult");
     assert_eq!(list["ttlMs"], 0);
     assert_eq!(list["cacheScope"], "private");

@@ -207,7 +207,7 @@ fn discover(service: &Service) -> Value {
     let versions: Vec<&str> = Revision::ALL.iter().map(|r| r.as_str()).collect();
     let mut result = json!({
         "supportedVersions": versions,
-        "capabilities": {"tools": {"listChanged": true}},
+        "capabilities": {"tools": {"listChanged": true}, "prompts": {}, "resources": {}},
         "ttlMs": service.cache.ttl_ms,
         "cacheScope": service.cache.scope.as_str(),
     });
@@ -249,12 +249,19 @@ pub(crate) fn post(
     }
     let result = match method.as_str() {
         "server/discover" => Ok(discover(service)),
-        "tools/list" => tools::list(service, entry, caller.revision, params.as_ref()).map(|mut list| {
-            list["ttlMs"] = service.cache.ttl_ms.into();
-            list["cacheScope"] = service.cache.scope.as_str().into();
-            list
-        }),
+        "tools/list" => tools::list(service, entry, caller.revision, params.as_ref()),
         "tools/call" => tools::call(service, entry, &caller, &id, params.as_ref(), outlet)?,
+        // A tools-only host has no prompts or resources, and says so with
+        // empty lists: 2026-07-28 makes every list cacheable, and clients
+        // (and the conformance suite) expect each list method to answer
+        // with its hints rather than -32601.
+        "prompts/list" => Ok(json!({"prompts": []})),
+        "resources/list" => Ok(json!({"resources": []})),
+        "resources/templates/list" => Ok(json!({"resourceTemplates": []})),
+        "resources/read" => Err(RpcError::new(
+            INVALID_PARAMS,
+            "Resource not found: this server publishes no resources",
+        )),
         "initialize" | "ping" | "logging/setLevel" => Err(RpcError::new(
             METHOD_NOT_FOUND,
             format!("{method:?} does not exist in 2026-07-28, which needs no handshake; send the request itself with _meta"),
@@ -264,11 +271,21 @@ pub(crate) fn post(
             format!("method {other:?} is not offered by this server, which serves tools only"),
         )),
     };
+    let cacheable = matches!(
+        method.as_str(),
+        "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list"
+    );
     Ok(match result {
-        Ok(result) => Reply::Http(HttpResponse::json(
-            200,
-            &success(&id, complete(service, result)),
-        )),
+        Ok(mut result) => {
+            if cacheable {
+                result["ttlMs"] = service.cache.ttl_ms.into();
+                result["cacheScope"] = service.cache.scope.as_str().into();
+            }
+            Reply::Http(HttpResponse::json(
+                200,
+                &success(&id, complete(service, result)),
+            ))
+        }
         Err(error) => refuse(error),
     })
 }
