@@ -132,6 +132,21 @@ fn fixtures() -> Result<StaticSurface, toolhost::Error> {
         )?
         .tool(
             Tool::new(
+                "test_custom_headers",
+                "Takes arguments that clients repeat in Mcp-Param-* headers.",
+            )
+            .input_schema(json!({
+                "type": "object",
+                "properties": {
+                    "region": {"type": "string", "x-mcp-header": "Region"},
+                    "priority": {"type": "integer", "x-mcp-header": "Priority"},
+                },
+                "required": ["region"],
+            })),
+            |args, _| ToolOutcome::text(format!("routed to {}", args["region"])),
+        )?
+        .tool(
+            Tool::new(
                 "test_trigger_tool_change",
                 "Announces a change of the tool list to listeners.",
             ),

@@ -113,6 +113,18 @@ fn setup() -> (ToolHost, ToolSession, Arc<AtomicUsize>) {
         })
         .unwrap()
         .tool(
+            Tool::new("route", "Routes by region.").input_schema(json!({
+                "type": "object",
+                "properties": {
+                    "region": {"type": "string", "x-mcp-header": "Region"},
+                    "shard": {"type": "integer", "x-mcp-header": "Shard"},
+                },
+                "required": ["region"],
+            })),
+            |args, _| ToolOutcome::text(format!("routed {}", args["region"])),
+        )
+        .unwrap()
+        .tool(
             Tool::new("summarize", "Needs sampling.").requires_client_capabilities(sampling),
             move |_, _| {
                 sample_hits.fetch_add(1, Ordering::SeqCst);
@@ -165,7 +177,7 @@ fn a_full_stateless_flow_needs_no_initialize() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["echo", "summarize"]);
+    assert_eq!(names, ["echo", "route", "summarize"]);
     let call = client.ok(
         3,
         "tools/call",
@@ -416,4 +428,59 @@ fn notifications_in_the_stateless_era_are_accepted_with_202() {
         .unwrap();
     assert_eq!(reply.status, 202);
     assert!(reply.body.is_empty());
+}
+
+#[test]
+fn mcp_param_headers_must_repeat_annotated_arguments() {
+    let (host, session, _) = setup();
+    let mut client = Stateless::new(&host, &session);
+    let call = |args: Value| json!({"name": "route", "arguments": args, "_meta": meta(json!({}))});
+
+    let ok = client.send(
+        1,
+        "tools/call",
+        call(json!({"region": "eu-west", "shard": 7})),
+        &[("Mcp-Param-Region", "eu-west"), ("Mcp-Param-Shard", "7.0")],
+    );
+    assert_eq!(ok.status, 200, "{}", String::from_utf8_lossy(&ok.body));
+    assert_eq!(
+        ok.json()["result"]["content"][0]["text"],
+        "routed \"eu-west\""
+    );
+
+    let encoded = client.send(
+        2,
+        "tools/call",
+        call(json!({"region": "zürich"})),
+        &[("Mcp-Param-Region", "=?base64?esO8cmljaA==?=")],
+    );
+    assert_eq!(
+        encoded.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&encoded.body)
+    );
+
+    for (args, headers) in [
+        (json!({"region": "eu-west"}), vec![]),
+        (
+            json!({"region": "eu-west"}),
+            vec![("Mcp-Param-Region", "us-east")],
+        ),
+        (
+            json!({"region": "eu-west", "shard": 7}),
+            vec![("Mcp-Param-Region", "eu-west"), ("Mcp-Param-Shard", "8")],
+        ),
+        (
+            json!({"region": "eu-west"}),
+            vec![("Mcp-Param-Region", "eu-west"), ("Mcp-Param-Shard", "1")],
+        ),
+    ] {
+        let (status, error) = client.refused(call(args.clone()), &headers, "tools/call");
+        assert_eq!(
+            (status, error["code"].as_i64()),
+            (400, Some(-32020)),
+            "{args} {headers:?}"
+        );
+    }
 }

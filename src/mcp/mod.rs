@@ -10,6 +10,7 @@
 
 mod jsonrpc;
 mod lifecycle;
+mod params;
 mod stateless;
 mod tools;
 mod version;
@@ -488,6 +489,7 @@ impl Turn<'_> {
                 id,
                 params,
                 self.outlet,
+                None,
             )?,
             "logging/setLevel" => self.set_log_level(params),
             other => Err(RpcError::new(

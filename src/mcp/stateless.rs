@@ -18,9 +18,9 @@ use super::jsonrpc::{
     INVALID_REQUEST, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION,
 };
 use super::lifecycle::{read_client_info, Caller};
+use super::params::decode_header;
 use super::version::Revision;
 use super::{tools, Halt, Headers, HttpResponse, Outlet, Reply, Service, StreamOpen};
-use crate::base64::base64_decode;
 use crate::context::LogLevel;
 use crate::hub::StreamKind;
 use crate::session::SessionEntry;
@@ -65,26 +65,6 @@ fn status_of(error: &RpcError) -> u16 {
         METHOD_NOT_FOUND => 404,
         INTERNAL_ERROR => 500,
         _ => 400,
-    }
-}
-
-/// A header value, trimmed of spaces and tabs, with the `=?base64?…?=`
-/// sentinel decoded; `None` when it holds characters a header value may not,
-/// or a sentinel around anything but padded base64 of UTF-8.
-fn decode_header(raw: &str) -> Option<String> {
-    let trimmed = raw.trim_matches([' ', '\t']);
-    if !trimmed
-        .bytes()
-        .all(|b| (0x21..=0x7e).contains(&b) || b == b' ' || b == b'\t')
-    {
-        return None;
-    }
-    match trimmed
-        .strip_prefix("=?base64?")
-        .and_then(|rest| rest.strip_suffix("?="))
-    {
-        Some(encoded) => String::from_utf8(base64_decode(encoded)?).ok(),
-        None => Some(trimmed.to_owned()),
     }
 }
 
@@ -250,7 +230,15 @@ pub(crate) fn post(
     let result = match method.as_str() {
         "server/discover" => Ok(discover(service)),
         "tools/list" => tools::list(service, entry, caller.revision, params.as_ref()),
-        "tools/call" => tools::call(service, entry, &caller, &id, params.as_ref(), outlet)?,
+        "tools/call" => tools::call(
+            service,
+            entry,
+            &caller,
+            &id,
+            params.as_ref(),
+            outlet,
+            Some(headers),
+        )?,
         // A tools-only host has no prompts or resources, and says so with
         // empty lists: 2026-07-28 makes every list cacheable, and clients
         // (and the conformance suite) expect each list method to answer

@@ -14,8 +14,9 @@ use serde_json::{json, Map, Value};
 
 use super::jsonrpc::{RpcError, INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY};
 use super::lifecycle::Caller;
+use super::params::{check_headers, header_params};
 use super::version::Revision;
-use super::{Halt, Outlet, Service};
+use super::{Halt, Headers, Outlet, Service};
 use crate::context::{CallContext, Talk};
 use crate::event::{CallResult, Event};
 use crate::session::{CallKey, SessionEntry};
@@ -118,6 +119,7 @@ pub(crate) fn call(
     request_id: &Value,
     params: Option<&Value>,
     outlet: &Arc<dyn Outlet>,
+    param_headers: Option<&Headers>,
 ) -> Result<Result<Value, RpcError>, Halt> {
     let revision = caller.revision;
     let (name, arguments) = match read_call(params) {
@@ -145,6 +147,16 @@ pub(crate) fn call(
             )));
         }
     };
+    if let Some(headers) = param_headers {
+        // Registration refused tools whose annotations break the rules, so
+        // a schema that fails to parse here has none to check.
+        let listed = tool.to_json(revision);
+        if let Ok(annotated) = header_params(&listed["inputSchema"]) {
+            if let Err(mismatch) = check_headers(&annotated, &arguments, headers) {
+                return Ok(Err(mismatch));
+            }
+        }
+    }
     if let Some(missing) = missing_capabilities(&tool, &caller.capabilities) {
         return Ok(Err(missing));
     }
