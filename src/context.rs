@@ -9,6 +9,7 @@
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
@@ -40,6 +41,7 @@ pub struct CallContext {
     client: Option<ClientInfo>,
     cancel: Arc<Cancellation>,
     talk: Option<Talk>,
+    deadline: Option<Instant>,
 }
 
 /// The client's self-description (`clientInfo`).
@@ -150,6 +152,7 @@ impl CallContext {
         client: Option<ClientInfo>,
         cancel: Arc<Cancellation>,
         talk: Option<Talk>,
+        deadline: Option<Instant>,
     ) -> CallContext {
         CallContext {
             request_id,
@@ -157,7 +160,17 @@ impl CallContext {
             client,
             cancel,
             talk,
+            deadline,
         }
+    }
+
+    /// When the host stops waiting for this call, if
+    /// [`HostConfig::call_timeout`](crate::HostConfig::call_timeout) set a
+    /// limit. At the deadline the client is answered with a tool error and
+    /// [`CallContext::is_cancelled`] turns true; the handler is not stopped
+    /// (a thread cannot be), so it should check and return.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
     }
 
     /// The JSON-RPC id of the `tools/call` request.

@@ -25,6 +25,26 @@ pub enum Event {
         /// What it came to.
         outcome: CallResult,
     },
+    /// A call passed its deadline
+    /// ([`HostConfig::call_timeout`](crate::HostConfig::call_timeout)): the
+    /// client got a tool error and the call was flagged cancelled, but the
+    /// handler still runs and holds its worker until it returns.
+    CallTimedOut {
+        /// The tool's name.
+        tool: String,
+        /// The deadline it passed.
+        after: Duration,
+    },
+    /// A call has been running for longer than
+    /// [`HostConfig::report_long_calls`](crate::HostConfig::report_long_calls):
+    /// a handler that never returns shows here instead of silently holding a
+    /// worker.
+    CallRunningLong {
+        /// The tool's name.
+        tool: String,
+        /// How long it has run.
+        elapsed: Duration,
+    },
     /// A call named a tool the surface does not list; no handler ran.
     UnknownTool {
         /// The name the client asked for.

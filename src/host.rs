@@ -22,6 +22,7 @@ use crate::hub::Hub;
 use crate::mcp::{CacheHint, CacheScope, CallSlots, Service};
 use crate::session::{lock, Endpoint, SessionTable, ToolSession};
 use crate::surface::ToolSurface;
+use crate::timer::Timer;
 
 /// The default number of worker threads: calls are blocking, so a few spare
 /// workers keep `ping` and `tools/list` answered while handlers run.
@@ -29,6 +30,9 @@ pub const DEFAULT_WORKERS: usize = 8;
 
 /// The default interval of keep-alive comments on idle event streams.
 pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// How long a call runs before the event hook hears of it by default.
+pub const DEFAULT_LONG_CALL_REPORT: Duration = Duration::from_secs(60);
 
 /// The default largest request body (4 MiB).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
@@ -62,6 +66,8 @@ pub struct HostConfig {
     cache: CacheHint,
     max_calls: Option<usize>,
     keep_alive: Duration,
+    call_timeout: Option<Duration>,
+    long_call_report: Option<Duration>,
 }
 
 impl Default for HostConfig {
@@ -84,6 +90,8 @@ impl Default for HostConfig {
             },
             max_calls: None,
             keep_alive: DEFAULT_KEEP_ALIVE,
+            call_timeout: None,
+            long_call_report: Some(DEFAULT_LONG_CALL_REPORT),
         }
     }
 }
@@ -219,6 +227,28 @@ impl HostConfig {
         self
     }
 
+    /// Gives every tool call a deadline. At the deadline the client is
+    /// answered with a tool error (`isError: true`, saying the deadline
+    /// passed), the call is flagged cancelled
+    /// ([`CallContext::is_cancelled`](crate::CallContext::is_cancelled)), and
+    /// [`Event::CallTimedOut`] is reported. The handler itself is not stopped
+    /// — no thread can be — and keeps its worker and call slot until it
+    /// returns; its late result is dropped. No deadline by default.
+    #[must_use]
+    pub fn call_timeout(mut self, limit: Duration) -> HostConfig {
+        self.call_timeout = Some(limit);
+        self
+    }
+
+    /// Reports [`Event::CallRunningLong`] for every call still running after
+    /// `after` ([`DEFAULT_LONG_CALL_REPORT`] by default); `None` turns the
+    /// report off.
+    #[must_use]
+    pub fn report_long_calls(mut self, after: Option<Duration>) -> HostConfig {
+        self.long_call_report = after;
+        self
+    }
+
     fn call_slots(&self) -> Result<usize, Error> {
         let slots = self.max_calls.unwrap_or_else(|| {
             (self.workers - self.workers / 4)
@@ -278,6 +308,7 @@ pub struct ToolHost {
     workers: Mutex<Vec<JoinHandle<()>>>,
     stopping: Arc<AtomicBool>,
     hub: Arc<Hub>,
+    timer: Arc<Timer>,
 }
 
 impl ToolHost {
@@ -316,6 +347,7 @@ impl ToolHost {
 
         let table = Arc::new(SessionTable::new());
         let hub = Hub::start(config.keep_alive).map_err(Error::Spawn)?;
+        let timer = Timer::start().map_err(Error::Spawn)?;
         let url_ip = if addr.ip().is_unspecified() {
             IpAddr::V4(Ipv4Addr::LOCALHOST)
         } else {
@@ -338,6 +370,9 @@ impl ToolHost {
                 cache: config.cache,
                 slots: CallSlots::new(slots),
                 hub: Arc::clone(&hub),
+                timer: Arc::clone(&timer),
+                call_timeout: config.call_timeout,
+                long_call_report: config.long_call_report,
             },
             ip: addr.ip(),
             port: addr.port(),
@@ -354,6 +389,7 @@ impl ToolHost {
             workers: Mutex::new(Vec::with_capacity(config.workers)),
             stopping: Arc::clone(&stopping),
             hub,
+            timer,
         };
         for n in 0..config.workers {
             let server = Arc::clone(&server);
@@ -408,6 +444,7 @@ impl ToolHost {
         }
         self.table.cancel_all("the host is shutting down");
         self.hub.stop();
+        self.timer.stop();
         let workers = std::mem::take(&mut *lock(&self.workers));
         if let Some(server) = lock(&self.server).as_ref() {
             for _ in 0..workers.len() {

@@ -410,6 +410,10 @@ impl Responder {
 }
 
 impl Outlet for Responder {
+    fn answer(&self, message: &Value) {
+        self.finish(HttpResponse::json(200, message));
+    }
+
     fn notify(&self, message: &Value) -> Result<(), Gone> {
         let mut stage = lock(&self.stage);
         let event = sse::event_chunk(&message.to_string());

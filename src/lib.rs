@@ -57,13 +57,17 @@ mod schema;
 mod session;
 mod sse;
 mod surface;
+mod timer;
 mod tool;
 
 pub use content::{Content, Role};
 pub use context::{CallContext, ClientInfo, LogLevel};
 pub use error::Error;
 pub use event::{AuthRefusal, CallResult, Event};
-pub use host::{HostConfig, ToolHost, DEFAULT_MAX_BODY_BYTES, DEFAULT_WORKERS};
+pub use host::{
+    HostConfig, ToolHost, DEFAULT_KEEP_ALIVE, DEFAULT_LONG_CALL_REPORT, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_WORKERS,
+};
 pub use mcp::{CacheScope, Revision};
 pub use schema::{Schema, Violation, Violations};
 pub use session::ToolSession;

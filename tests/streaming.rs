@@ -413,3 +413,78 @@ fn a_call_bound_that_leaves_no_worker_free_is_refused_at_bind() {
     let err = ToolHost::bind(HostConfig::default().workers(4).max_concurrent_calls(4)).unwrap_err();
     assert!(err.to_string().contains("below the worker count"), "{err}");
 }
+
+#[test]
+fn at_the_deadline_the_client_gets_a_tool_error_and_the_handler_is_cancelled() {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&events);
+    let rig = rig(HostConfig::default()
+        .call_timeout(Duration::from_millis(100))
+        .report_long_calls(Some(Duration::from_millis(40)))
+        .on_event(move |e| sink.lock().unwrap().push(e.clone())));
+    let mut client = McpClient::for_session(&rig.host, &rig.session);
+    client.initialize("2025-11-25");
+    let result = client.call("wait", json!({}));
+    assert_eq!(result["isError"], true);
+    assert!(result["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("deadline of 100 ms"));
+    let (cancelled, reason) = rig.outcomes.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(cancelled);
+    assert_eq!(reason.as_deref(), Some("the call's deadline passed"));
+    wait_for("the events", || {
+        let events = events.lock().unwrap();
+        events
+            .iter()
+            .any(|e| matches!(e, toolhost::Event::CallFinished { .. }))
+    });
+    let events = events.lock().unwrap();
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, toolhost::Event::CallTimedOut { tool, .. } if tool == "wait")));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, toolhost::Event::CallRunningLong { tool, .. } if tool == "wait")));
+    // A quick call is neither timed out nor reported.
+    drop(events);
+    assert_eq!(client.call("echo", json!({}))["isError"], false);
+}
+
+#[test]
+fn a_streamed_call_that_passes_its_deadline_ends_its_stream_with_the_timeout() {
+    let rig = rig(HostConfig::default().call_timeout(Duration::from_millis(80)));
+    let mut client = McpClient::for_session(&rig.host, &rig.session);
+    client.initialize("2025-11-25");
+    let reply = client.post(&call_body(12, "wait", json!({"progressToken": "d"})));
+    let (events, last) = notifications(&reply, "2025-11-25");
+    assert!(!events.is_empty(), "progress streamed before the deadline");
+    assert_eq!(last["id"], 12);
+    assert_eq!(last["result"]["isError"], true);
+    assert!(
+        rig.outcomes
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap()
+            .0
+    );
+}
+
+#[test]
+fn handlers_see_their_deadline() {
+    let host = ToolHost::bind(HostConfig::default().call_timeout(Duration::from_secs(30))).unwrap();
+    let surface = StaticSurface::new()
+        .tool(Tool::new("when", "Deadline."), |_, ctx| {
+            let left = ctx
+                .deadline()
+                .map(|d| d.saturating_duration_since(Instant::now()));
+            ToolOutcome::text(format!(
+                "{}",
+                left.is_some_and(|l| l > Duration::from_secs(20))
+            ))
+        })
+        .unwrap();
+    let session = host.open_session(surface);
+    let mut client = McpClient::for_session(&host, &session);
+    client.initialize("2025-11-25");
+    assert_eq!(client.call("when", json!({}))["content"][0]["text"], "true");
+}

@@ -31,6 +31,7 @@ use crate::context::LogLevel;
 use crate::event::{AuthRefusal, Event, EventHook};
 use crate::hub::{Hub, StreamKind};
 use crate::session::{lock, CallKey, SessionEntry};
+use crate::timer::Timer;
 
 /// JSON-RPC code for an `Mcp-Session-Id` the server does not know.
 const SESSION_NOT_FOUND: i64 = -32001;
@@ -45,6 +46,9 @@ pub(crate) struct Service {
     pub(crate) cache: CacheHint,
     pub(crate) slots: tools::CallSlots,
     pub(crate) hub: Arc<Hub>,
+    pub(crate) timer: Arc<Timer>,
+    pub(crate) call_timeout: Option<std::time::Duration>,
+    pub(crate) long_call_report: Option<std::time::Duration>,
 }
 
 /// Who may reuse a cached `tools/list` (2026-07-28 `cacheScope`).
@@ -163,6 +167,11 @@ pub(crate) trait Outlet: Send + Sync {
     /// Sends one JSON-RPC message on the request's response stream;
     /// `Err(Gone)` when the client has gone away.
     fn notify(&self, message: &Value) -> Result<(), Gone>;
+
+    /// Answers the request now with `message` (as the response, or as the
+    /// stream's last event) and closes it: what a call's deadline does while
+    /// its handler still runs. Whatever is answered later is dropped.
+    fn answer(&self, message: &Value);
 }
 
 /// The client closed the response stream.

@@ -166,7 +166,7 @@ fn check(method: &str, params: Option<&Value>, headers: &Headers) -> Result<Call
 
 /// Adds what every 2026-07-28 result carries: `resultType` and the server's
 /// identity in `_meta`.
-fn complete(service: &Service, mut result: Value) -> Value {
+pub(crate) fn complete(service: &Service, mut result: Value) -> Value {
     if let Value::Object(fields) = &mut result {
         fields.insert("resultType".into(), "complete".into());
         let meta = fields

@@ -12,14 +12,17 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
+use super::jsonrpc::success;
 use super::jsonrpc::{RpcError, INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY};
 use super::lifecycle::Caller;
 use super::params::{check_headers, header_params};
+use super::stateless::complete;
 use super::version::Revision;
 use super::{Halt, Headers, Outlet, Service};
 use crate::context::{CallContext, Talk};
 use crate::event::{CallResult, Event};
-use crate::session::{CallKey, SessionEntry};
+use crate::session::{CallKey, CallTicket, SessionEntry};
+use crate::timer::JobId;
 use crate::tool::{OutcomeState, Tool, ToolOutcome};
 
 /// What the model reads when a handler failed; the details go to the hook.
@@ -177,17 +180,22 @@ pub(crate) fn call(
         caller.log_level,
         (Arc::clone(&service.hub), Arc::clone(entry)),
     );
+    let started = Instant::now();
+    let deadline = service.call_timeout.map(|limit| started + limit);
     let ctx = CallContext::new(
         request_id.clone(),
         revision,
         caller.client.clone(),
         Arc::clone(&ticket.cancel),
         Some(talk),
+        deadline,
     );
     service.emit(|| Event::CallStarted {
         tool: tool.name().to_owned(),
     });
-    let started = Instant::now();
+    let watches = watch(
+        service, &tool, request_id, revision, outlet, &ticket, started,
+    );
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         entry.surface.call(tool.name(), &arguments, &ctx)
     }))
@@ -198,6 +206,9 @@ pub(crate) fn call(
         ))
     });
     let duration = started.elapsed();
+    for job in watches {
+        service.timer.cancel(job);
+    }
     let cancelled_by_client = ticket.cancel.by_client();
     drop(ticket);
     service.emit(|| Event::CallFinished {
@@ -257,6 +268,61 @@ impl Drop for SlotGuard<'_> {
     fn drop(&mut self) {
         self.0.running.fetch_sub(1, Ordering::SeqCst);
     }
+}
+
+/// Schedules what happens while a call runs long: at the deadline (when the
+/// host sets one) the call is cancelled and the client answered with a tool
+/// error, although the handler runs on until it returns, holding its worker
+/// and call slot; and, with or without a deadline, a report to the event
+/// hook once the call has run for the reporting threshold.
+fn watch(
+    service: &Service,
+    tool: &Tool,
+    request_id: &Value,
+    revision: Revision,
+    outlet: &Arc<dyn Outlet>,
+    ticket: &CallTicket,
+    started: Instant,
+) -> Vec<JobId> {
+    let mut jobs = Vec::new();
+    if let Some(limit) = service.call_timeout {
+        let text = format!(
+            "The tool did not finish within its deadline of {} ms and was cancelled.",
+            limit.as_millis()
+        );
+        let mut result = json!({"content": [{"type": "text", "text": text}], "isError": true});
+        if revision.is_stateless() {
+            result = complete(service, result);
+        }
+        let message = success(request_id, result);
+        let outlet = Arc::downgrade(outlet);
+        let cancel = Arc::clone(&ticket.cancel);
+        let hook = service.hook.clone();
+        let name = tool.name().to_owned();
+        jobs.push(service.timer.schedule(started + limit, move || {
+            let Some(outlet) = outlet.upgrade() else {
+                return;
+            };
+            cancel.cancel("the call's deadline passed", false);
+            outlet.answer(&message);
+            if let Some(hook) = hook {
+                hook(&Event::CallTimedOut {
+                    tool: name,
+                    after: limit,
+                });
+            }
+        }));
+    }
+    if let (Some(after), Some(hook)) = (service.long_call_report, service.hook.clone()) {
+        let name = tool.name().to_owned();
+        jobs.push(service.timer.schedule(started + after, move || {
+            hook(&Event::CallRunningLong {
+                tool: name,
+                elapsed: started.elapsed(),
+            });
+        }));
+    }
+    jobs
 }
 
 /// The `-32021` error when the client lacks a capability the tool requires.
