@@ -1,13 +1,84 @@
 //! The shapes other programs need to reach a session: the ACP `session/new`
-//! `mcpServers` entry.
+//! `mcpServers` entry, and the configuration of agents that are set up by
+//! file or flag (Claude Code, Gemini CLI, Codex, VS Code).
 //!
-//! ACP's `McpServer` HTTP variant is `{"type":"http","name","url","headers":
-//! [{"name","value"}]}` (Agent Client Protocol schema, `McpServerHttp`); the
-//! agent then speaks MCP over Streamable HTTP to `url` with those headers.
+//! Every shape carries the same three facts — the server name, the URL and
+//! the `Authorization` header value — in the layout its project documents;
+//! the source of each layout is cited where it is built. Nothing here
+//! validates or escapes per call: the server name was checked once, at
+//! [`ToolHost::bind`](crate::ToolHost::bind), by [`validate_server_name`], so
+//! it is a valid JSON key, TOML bare key and tool-name prefix everywhere, and
+//! the URL and bearer are made by the host from ASCII letters, digits and
+//! `:/._`. In particular no value contains `$`, which Claude Code, Gemini
+//! CLI and VS Code would expand as a variable reference.
 
 use serde_json::{json, Value};
 
+use crate::error::Error;
+use crate::session::ToolSession;
+
+/// The longest server name accepted.
+///
+/// Claude Code and Codex name a server's tools `mcp__<server>__<tool>`, and
+/// the model APIs behind them refuse tool names over 64 characters; 32 for
+/// the server leaves a tool 25.
+pub(crate) const MAX_SERVER_NAME_LEN: usize = 32;
+
+/// Checks a server name once for every client shape.
+///
+/// The rule: 1 to [`MAX_SERVER_NAME_LEN`] characters of `A-Z a-z 0-9 - _`,
+/// starting with a letter, with no `__` and no trailing `_`. Why each part:
+///
+/// - the character set is a TOML bare key (Codex's `[mcp_servers.NAME]`), a
+///   plain JSON key, and survives every agent's tool-name sanitising
+///   unchanged, so the name the model sees is the name the application set;
+/// - a leading letter, because Gemini's function names must start with a
+///   letter or `_`, and agents put the server name first;
+/// - no `__` and no trailing `_`, because Claude Code and Codex split
+///   `mcp__<server>__<tool>` at `__`: `my__app` or `app_` would split wrong.
+#[allow(
+    dead_code,
+    reason = "called by ToolHost::bind; the allow goes once host.rs makes that call"
+)]
+pub(crate) fn validate_server_name(name: &str) -> Result<(), Error> {
+    let problem = if name.is_empty() {
+        Some("it is empty".to_owned())
+    } else if name.len() > MAX_SERVER_NAME_LEN {
+        Some(format!(
+            "it is {} bytes long, over the limit of {MAX_SERVER_NAME_LEN}",
+            name.len()
+        ))
+    } else if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '_'))
+    {
+        Some(format!("it contains {bad:?}"))
+    } else if !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        Some("it does not start with a letter".to_owned())
+    } else if name.contains("__") {
+        Some("it contains \"__\", the separator of mcp__SERVER__TOOL".to_owned())
+    } else if name.ends_with('_') {
+        Some("it ends with '_', which runs into the \"__\" separator".to_owned())
+    } else {
+        None
+    };
+    match problem {
+        Some(problem) => Err(Error::InvalidServerName {
+            name: name.to_owned(),
+            problem,
+        }),
+        None => Ok(()),
+    }
+}
+
 /// The `mcpServers` array for ACP `session/new`, with one HTTP entry.
+///
+/// Source: the ACP schema (agentclientprotocol/agent-client-protocol,
+/// `schema/v1/schema.json`): `McpServer` is `anyOf` three transports, the
+/// HTTP one tagged `"type": "http"` over `McpServerHttp`, which requires
+/// `name`, `url` and `headers`, an array of `HttpHeader` `{name, value}`
+/// (`docs/protocol/v1/session-setup.mdx`, "HTTP Transport"). Agents take it
+/// only when `initialize` answered `mcpCapabilities.http: true`.
 pub(crate) fn mcp_servers(name: &str, url: &str, authorization: &str) -> Value {
     json!([{
         "type": "http",
@@ -15,4 +86,412 @@ pub(crate) fn mcp_servers(name: &str, url: &str, authorization: &str) -> Value {
         "url": url,
         "headers": [{"name": "Authorization", "value": authorization}],
     }])
+}
+
+/// Client configurations for agents that are not driven over ACP.
+impl ToolSession {
+    /// Claude Code's MCP configuration: the content of a project's
+    /// `.mcp.json`, or the argument of `claude --mcp-config` (which takes a
+    /// file or the JSON text itself).
+    ///
+    /// ```
+    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
+    ///
+    /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
+    /// let session = host.open_session(StaticSurface::new());
+    /// let config = session.claude_code_config();
+    /// let server = &config["mcpServers"]["myapp"];
+    /// assert_eq!(server["type"], "http");
+    /// assert_eq!(server["url"], session.url());
+    /// assert_eq!(server["headers"]["Authorization"], session.authorization());
+    /// // e.g. Command::new("claude").arg("--mcp-config").arg(config.to_string())
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
+    pub fn claude_code_config(&self) -> Value {
+        // Source: Claude Code docs, "Connect Claude Code to tools via MCP"
+        // (https://code.claude.com/docs/en/mcp): `.mcp.json` holds
+        // `mcpServers`, keyed by server name; a remote server is
+        // `"type": "http"` with `url` and a `headers` object. `${VAR}` is
+        // expanded in `url` and `headers`, which is why no value may hold `$`.
+        json!({
+            "mcpServers": {
+                self.server_name(): {
+                    "type": "http",
+                    "url": self.url(),
+                    "headers": {"Authorization": self.authorization()},
+                },
+            },
+        })
+    }
+
+    /// Gemini CLI's MCP configuration: an object to merge into
+    /// `.gemini/settings.json` (project) or `~/.gemini/settings.json` (user).
+    ///
+    /// ```
+    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
+    ///
+    /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
+    /// let session = host.open_session(StaticSurface::new());
+    /// let config = session.gemini_cli_config();
+    /// let server = &config["mcpServers"]["myapp"];
+    /// assert_eq!(server["httpUrl"], session.url());
+    /// assert_eq!(server["headers"]["Authorization"], session.authorization());
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
+    pub fn gemini_cli_config(&self) -> Value {
+        // Source: Gemini CLI docs, "MCP servers with Gemini CLI"
+        // (google-gemini/gemini-cli, docs/tools/mcp-server.md): servers live
+        // under `mcpServers`; `httpUrl` selects Streamable HTTP (`url` would
+        // select the legacy SSE transport, which this host does not serve);
+        // `headers` is an object used with either.
+        json!({
+            "mcpServers": {
+                self.server_name(): {
+                    "httpUrl": self.url(),
+                    "headers": {"Authorization": self.authorization()},
+                },
+            },
+        })
+    }
+
+    /// VS Code's MCP configuration: the content of a workspace's
+    /// `.vscode/mcp.json` (or of the user profile's `mcp.json`).
+    ///
+    /// ```
+    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
+    ///
+    /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
+    /// let session = host.open_session(StaticSurface::new());
+    /// let config = session.vscode_config();
+    /// let server = &config["servers"]["myapp"];
+    /// assert_eq!(server["type"], "http");
+    /// assert_eq!(server["url"], session.url());
+    /// assert_eq!(server["headers"]["Authorization"], session.authorization());
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
+    pub fn vscode_config(&self) -> Value {
+        // Source: VS Code docs, "MCP configuration reference"
+        // (https://code.visualstudio.com/docs/copilot/reference/mcp-configuration):
+        // the top-level key is `servers` (not `mcpServers`); an HTTP server
+        // has `type` ("http" or "sse"), `url`, and optional `headers`.
+        json!({
+            "servers": {
+                self.server_name(): {
+                    "type": "http",
+                    "url": self.url(),
+                    "headers": {"Authorization": self.authorization()},
+                },
+            },
+        })
+    }
+
+    /// Codex's MCP configuration: a TOML table to append to
+    /// `~/.codex/config.toml` (or a trusted project's `.codex/config.toml`).
+    ///
+    /// ```
+    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
+    ///
+    /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
+    /// let session = host.open_session(StaticSurface::new());
+    /// let toml = session.codex_config_toml();
+    /// assert!(toml.starts_with("[mcp_servers.myapp]\n"));
+    /// assert!(toml.contains(&format!("url = \"{}\"\n", session.url())));
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
+    pub fn codex_config_toml(&self) -> String {
+        // Source: Codex docs, "Config › MCP integration › Streamable HTTP"
+        // (openai/codex, docs/config.md): `[mcp_servers.<name>]` with `url`,
+        // then either `bearer_token_env_var` (the *name* of a variable that
+        // holds the token) or `http_headers`, a table of literal header
+        // values. The session's bearer lives only as long as the session,
+        // so it is written as a literal header rather than asking the user
+        // to export a variable.
+        format!(
+            "[mcp_servers.{name}]\nurl = {url}\nhttp_headers = {{ Authorization = {auth} }}\n",
+            name = toml_key(self.server_name()),
+            url = toml_string(&self.url()),
+            auth = toml_string(&self.authorization()),
+        )
+    }
+}
+
+/// A TOML key: bare when it may be (`A-Za-z0-9_-`, non-empty), else quoted.
+fn toml_key(key: &str) -> String {
+    let bare = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if bare {
+        key.to_owned()
+    } else {
+        toml_string(key)
+    }
+}
+
+/// A TOML basic string (TOML 1.0, "String"): `"` and `\` escaped, control
+/// characters (U+0000–U+001F and U+007F, which TOML forbids raw) escaped,
+/// everything else as is.
+fn toml_string(text: &str) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\u{c}' => out.push_str("\\f"),
+            '\r' => out.push_str("\\r"),
+            c if c <= '\u{1f}' || c == '\u{7f}' => {
+                let _ = write!(out, "\\u{:04X}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::{HostConfig, ToolHost};
+    use crate::surface::StaticSurface;
+
+    fn session(name: &str) -> (ToolHost, ToolSession) {
+        let host = ToolHost::bind(HostConfig::default().server_name(name)).unwrap();
+        let session = host.open_session(StaticSurface::new());
+        (host, session)
+    }
+
+    /// Serialises and parses back, so the test sees what a reader of the
+    /// file would.
+    fn reparsed(value: &Value) -> Value {
+        serde_json::from_str(&serde_json::to_string_pretty(value).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn the_acp_entry_is_an_mcp_server_http_and_nothing_more() {
+        let (_host, session) = session("myapp");
+        let servers = reparsed(&session.acp_mcp_servers());
+        let entries = servers.as_array().unwrap();
+        assert_eq!(entries.len(), 1);
+        let entry = entries[0].as_object().unwrap();
+        let mut keys: Vec<&str> = entry.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["headers", "name", "type", "url"]);
+        assert_eq!(entry["type"], "http");
+        assert_eq!(entry["name"], "myapp");
+        assert_eq!(entry["url"], session.url());
+        assert_eq!(
+            entry["headers"],
+            json!([{"name": "Authorization", "value": session.authorization()}])
+        );
+        // Not the object form other clients use: ACP headers are a list.
+        assert!(entry["headers"].get("Authorization").is_none());
+    }
+
+    #[test]
+    fn the_claude_code_config_has_one_http_server_with_the_bearer_header() {
+        let (_host, session) = session("myapp");
+        let config = reparsed(&session.claude_code_config());
+        assert_eq!(
+            config,
+            json!({"mcpServers": {"myapp": {
+                "type": "http",
+                "url": session.url(),
+                "headers": {"Authorization": session.authorization()},
+            }}})
+        );
+    }
+
+    #[test]
+    fn the_gemini_config_uses_http_url_not_the_sse_url_key() {
+        let (_host, session) = session("myapp");
+        let config = reparsed(&session.gemini_cli_config());
+        assert_eq!(
+            config,
+            json!({"mcpServers": {"myapp": {
+                "httpUrl": session.url(),
+                "headers": {"Authorization": session.authorization()},
+            }}})
+        );
+        assert!(config["mcpServers"]["myapp"].get("url").is_none());
+    }
+
+    #[test]
+    fn the_vscode_config_lists_the_server_under_servers() {
+        let (_host, session) = session("myapp");
+        let config = reparsed(&session.vscode_config());
+        assert_eq!(
+            config,
+            json!({"servers": {"myapp": {
+                "type": "http",
+                "url": session.url(),
+                "headers": {"Authorization": session.authorization()},
+            }}})
+        );
+        assert!(config.get("mcpServers").is_none());
+    }
+
+    #[test]
+    fn the_codex_config_is_exactly_one_table_with_url_and_a_literal_header() {
+        let (_host, session) = session("my-app_2");
+        let toml = session.codex_config_toml();
+        let expected = format!(
+            "[mcp_servers.my-app_2]\n\
+             url = \"{}\"\n\
+             http_headers = {{ Authorization = \"{}\" }}\n",
+            session.url(),
+            session.authorization()
+        );
+        assert_eq!(toml, expected);
+        // The values needed no escaping, so the text holds them verbatim,
+        // and the only quotes are the four that delimit the two strings.
+        assert_eq!(toml.matches('"').count(), 4);
+        assert!(!toml.contains('\\'));
+        assert!(!toml.contains("bearer_token_env_var"));
+    }
+
+    #[test]
+    fn no_config_value_holds_a_dollar_sign_that_a_client_would_expand() {
+        let (_host, session) = session("myapp");
+        for text in [
+            session.acp_mcp_servers().to_string(),
+            session.claude_code_config().to_string(),
+            session.gemini_cli_config().to_string(),
+            session.vscode_config().to_string(),
+            session.codex_config_toml(),
+        ] {
+            assert!(!text.contains('$'), "{text}");
+        }
+    }
+
+    #[test]
+    fn toml_strings_escape_quotes_backslashes_and_controls() {
+        assert_eq!(toml_string(""), r#""""#);
+        assert_eq!(toml_string("plain"), r#""plain""#);
+        assert_eq!(toml_string(r#"say "hi""#), r#""say \"hi\"""#);
+        assert_eq!(toml_string(r"C:\path"), r#""C:\\path""#);
+        assert_eq!(
+            toml_string("a\tb\nc\rd\u{8}e\u{c}f"),
+            r#""a\tb\nc\rd\be\ff""#
+        );
+        assert_eq!(toml_string("\u{0}\u{1f}\u{7f}"), r#""\u0000\u001F\u007F""#);
+        // Non-ASCII text (even U+0080..U+009F, which TOML allows raw) and
+        // the characters that are special only in other formats stay as is.
+        assert_eq!(toml_string("é ✓ \u{85} ' # $"), "\"é ✓ \u{85} ' # $\"");
+    }
+
+    #[test]
+    fn toml_strings_round_trip_through_a_reader() {
+        for text in [
+            "",
+            "Bearer th_0123abcd",
+            "quote \" backslash \\ both \\\"",
+            "line\nbreak\r\n",
+            "\u{0}\u{1}\u{1b}[31m\u{7f}",
+            "ünïcödé ✓ 🦀",
+        ] {
+            assert_eq!(read_toml_basic_string(&toml_string(text)), text);
+        }
+    }
+
+    /// A reader for TOML basic strings, written from the TOML 1.0 spec
+    /// independently of the writer, so that the round trip checks one
+    /// against the other.
+    fn read_toml_basic_string(quoted: &str) -> String {
+        let inner = quoted
+            .strip_prefix('"')
+            .and_then(|s| s.strip_suffix('"'))
+            .expect("delimited by quotes");
+        let mut out = String::new();
+        let mut chars = inner.chars();
+        while let Some(c) = chars.next() {
+            assert!(
+                c != '"' && (c == '\t' || !(c <= '\u{1f}' || c == '\u{7f}')),
+                "raw {c:?} is not allowed in a TOML basic string"
+            );
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            match chars.next().expect("escape") {
+                'b' => out.push('\u{8}'),
+                't' => out.push('\t'),
+                'n' => out.push('\n'),
+                'f' => out.push('\u{c}'),
+                'r' => out.push('\r'),
+                '"' => out.push('"'),
+                '\\' => out.push('\\'),
+                'u' => {
+                    let hex: String = chars.by_ref().take(4).collect();
+                    let code = u32::from_str_radix(&hex, 16).expect("hex");
+                    out.push(char::from_u32(code).expect("scalar"));
+                }
+                other => panic!("unknown escape \\{other}"),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn toml_keys_are_bare_only_when_toml_allows_it() {
+        assert_eq!(toml_key("myapp"), "myapp");
+        assert_eq!(toml_key("my-app_2"), "my-app_2");
+        assert_eq!(toml_key("my.app"), r#""my.app""#);
+        assert_eq!(toml_key("my app"), r#""my app""#);
+        assert_eq!(toml_key(""), r#""""#);
+    }
+
+    #[test]
+    fn server_names_that_every_client_takes_verbatim_are_accepted() {
+        for name in [
+            "a",
+            "toolhost",
+            "my-app",
+            "my_app",
+            "App2",
+            "a-b_c-d",
+            &"x".repeat(32),
+        ] {
+            assert!(validate_server_name(name).is_ok(), "{name}");
+        }
+    }
+
+    #[test]
+    fn server_names_that_a_client_would_mangle_are_refused_with_the_reason() {
+        for (name, reason) in [
+            ("", "empty"),
+            (&"x".repeat(33) as &str, "over the limit of 32"),
+            ("my app", "contains ' '"),
+            ("my.app", "contains '.'"),
+            ("my/app", "contains '/'"),
+            ("appé", "contains 'é'"),
+            ("2app", "start with a letter"),
+            ("-app", "start with a letter"),
+            ("_app", "start with a letter"),
+            ("my__app", "\"__\""),
+            ("app_", "ends with '_'"),
+        ] {
+            let err = validate_server_name(name).expect_err(name);
+            assert!(
+                matches!(&err, Error::InvalidServerName { name: n, .. } if n == name),
+                "{err:?}"
+            );
+            let message = err.to_string();
+            assert!(message.contains(reason), "{name:?}: {message}");
+            assert!(message.contains("use 1 to 32 characters"), "{message}");
+        }
+    }
+
+    #[test]
+    fn the_default_server_name_is_valid() {
+        let host = ToolHost::bind(HostConfig::default()).unwrap();
+        let session = host.open_session(StaticSurface::new());
+        assert_eq!(session.server_name(), "toolhost");
+        assert!(validate_server_name(session.server_name()).is_ok());
+    }
 }

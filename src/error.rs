@@ -60,6 +60,15 @@ pub enum Error {
         /// The shared name.
         name: String,
     },
+    /// The server name breaks the rules of
+    /// [`HostConfig::server_name`](crate::HostConfig::server_name): agents
+    /// build tool names from it, so it must be short and plain.
+    InvalidServerName {
+        /// The name as given.
+        name: String,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// A configuration value is out of range.
     InvalidConfig {
         /// Which setting.
@@ -98,6 +107,12 @@ impl fmt::Display for Error {
             Error::DuplicateTool { name } => write!(
                 f,
                 "a tool named {name:?} is already registered on this surface; tool names must be unique"
+            ),
+            Error::InvalidServerName { name, problem } => write!(
+                f,
+                "server name {name:?} is invalid because {problem}; use 1 to 32 characters of A-Z, \
+                 a-z, 0-9, '-' and '_', starting with a letter, with no \"__\" and no trailing '_' \
+                 (agents name its tools mcp__NAME__TOOL, within 64 characters)"
             ),
             Error::InvalidConfig { setting, problem } => {
                 write!(f, "invalid {setting}: {problem}")

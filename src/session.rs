@@ -394,6 +394,12 @@ impl ToolSession {
             &self.authorization(),
         )
     }
+
+    /// The host's server name, which every client configuration names the
+    /// server by (see `acp.rs`).
+    pub(crate) fn server_name(&self) -> &str {
+        &self.endpoint.server_name
+    }
 }
 
 impl fmt::Debug for ToolSession {
