@@ -36,10 +36,6 @@ pub(crate) const MAX_SERVER_NAME_LEN: usize = 32;
 ///   letter or `_`, and agents put the server name first;
 /// - no `__` and no trailing `_`, because Claude Code and Codex split
 ///   `mcp__<server>__<tool>` at `__`: `my__app` or `app_` would split wrong.
-#[allow(
-    dead_code,
-    reason = "called by ToolHost::bind; the allow goes once host.rs makes that call"
-)]
 pub(crate) fn validate_server_name(name: &str) -> Result<(), Error> {
     let problem = if name.is_empty() {
         Some("it is empty".to_owned())

@@ -327,6 +327,7 @@ impl ToolHost {
                 ),
             });
         }
+        crate::acp::validate_server_name(&config.name)?;
         let slots = config.call_slots()?;
         if config.keep_alive.is_zero() {
             return Err(Error::InvalidConfig {

@@ -129,6 +129,33 @@ pub(crate) fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
 /// Decides everything the headers can decide, reading no body.
 pub(crate) fn admit(transport: &Transport, head: &Head) -> Result<Admitted, HttpResponse> {
     let service = &transport.service;
+    let header_bytes: usize = head
+        .headers
+        .0
+        .iter()
+        .map(|(n, v)| n.len() + v.len() + 4)
+        .sum();
+    if head.headers.0.len() > MAX_HEADERS || header_bytes > MAX_HEADER_BYTES {
+        let error = RpcError::new(
+            INVALID_REQUEST,
+            format!("Request Header Fields Too Large: at most {MAX_HEADERS} headers and {MAX_HEADER_BYTES} bytes of them"),
+        );
+        return Err(service.refuse(431, None, &error));
+    }
+    if let Some(name) = SINGLE_HEADERS.iter().find(|name| {
+        head.headers
+            .0
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+            .count()
+            > 1
+    }) {
+        let error = RpcError::new(
+            INVALID_REQUEST,
+            format!("Bad Request: the {name} header appears more than once"),
+        );
+        return Err(service.refuse(400, None, &error));
+    }
     match head.headers.get("host") {
         None => {
             let error = RpcError::new(INVALID_REQUEST, "Bad Request: the Host header is missing");
@@ -196,7 +223,51 @@ pub(crate) fn admit(transport: &Transport, head: &Head) -> Result<Admitted, Http
         .table
         .authenticate(token)
         .map_err(|reason| service.unauthorized(reason))?;
+    if verb == Verb::Post {
+        check_media_types(service, &head.headers)?;
+    }
     Ok(Admitted { verb, entry })
+}
+
+/// The most headers a request may carry, and their most bytes. tiny_http
+/// has read them by then (it bounds neither); past these the request is
+/// refused with 431 rather than handled.
+const MAX_HEADERS: usize = 100;
+const MAX_HEADER_BYTES: usize = 32 << 10;
+
+/// Headers whose meaning breaks if sent twice (which value would count?).
+const SINGLE_HEADERS: [&str; 6] = [
+    "host",
+    "authorization",
+    "content-type",
+    "content-length",
+    "mcp-session-id",
+    "mcp-protocol-version",
+];
+
+/// A POST body must be JSON (415 otherwise, when a type is given), and the
+/// client must accept one of the two answers a POST can get (406).
+fn check_media_types(service: &Service, headers: &Headers) -> Result<(), HttpResponse> {
+    if let Some(content_type) = headers.get("content-type") {
+        let media = content_type.split(';').next().unwrap_or("").trim();
+        if !media.eq_ignore_ascii_case("application/json") {
+            let error = RpcError::new(
+                INVALID_REQUEST,
+                format!("Unsupported Media Type: {media:?}; send the JSON-RPC message as Content-Type: application/json"),
+            );
+            return Err(service.refuse(415, None, &error));
+        }
+    }
+    if let Some(accept) = headers.get("accept") {
+        if !mcp::accepts(accept, "application/json") && !mcp::accepts(accept, "text/event-stream") {
+            let error = RpcError::new(
+                INVALID_REQUEST,
+                "Not Acceptable: answers are application/json or text/event-stream; accept both",
+            );
+            return Err(service.refuse(406, None, &error));
+        }
+    }
+    Ok(())
 }
 
 /// The token of an `Authorization: Bearer <token>` value (scheme

@@ -115,3 +115,73 @@ fn a_chunked_body_is_read_and_bounded() {
     let reply = fresh.post_raw(&big, &[("Transfer-Encoding", "chunked")]);
     assert_eq!(reply.status, 413);
 }
+
+fn post_with(host: &ToolHost, headers: &[(&str, &str)]) -> u16 {
+    let mut conn = support::Conn::open(host.local_addr()).unwrap();
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#;
+    conn.request("POST", "/mcp", headers, body).unwrap().status
+}
+
+#[test]
+fn media_types_are_checked_after_the_bearer_with_precise_statuses() {
+    let (host, session, _) = echo_host(2);
+    let auth = session.authorization();
+    let a = ("Authorization", auth.as_str());
+    assert_eq!(post_with(&host, &[a, ("Content-Type", "text/plain")]), 415);
+    assert_eq!(
+        post_with(
+            &host,
+            &[a, ("Content-Type", "application/x-www-form-urlencoded")]
+        ),
+        415
+    );
+    assert_eq!(post_with(&host, &[a, ("Accept", "text/html")]), 406);
+    assert_eq!(
+        post_with(&host, &[("Content-Type", "text/plain")]),
+        401,
+        "no bearer: nothing else is told"
+    );
+    for fine in [
+        vec![
+            a,
+            ("Content-Type", "application/json; charset=utf-8"),
+            ("Accept", "application/json"),
+        ],
+        vec![a, ("Accept", "text/event-stream")],
+        vec![a, ("Accept", "*/*")],
+        vec![a, ("Accept", "application/*")],
+        vec![a],
+    ] {
+        assert_eq!(post_with(&host, &fine), 200, "{fine:?}");
+    }
+}
+
+#[test]
+fn duplicate_identity_headers_and_header_floods_are_refused() {
+    let (host, session, hits) = echo_host(2);
+    let auth = session.authorization();
+    let a = ("Authorization", auth.as_str());
+    assert_eq!(post_with(&host, &[a, a]), 400);
+    let port = host.local_addr().port();
+    let host_header = format!("127.0.0.1:{port}");
+    assert_eq!(
+        post_with(
+            &host,
+            &[a, ("Host", &host_header), ("Host", "evil.example")]
+        ),
+        400
+    );
+    let many: Vec<(String, String)> = (0..150)
+        .map(|i| (format!("X-Filler-{i}"), "x".into()))
+        .collect();
+    let mut flood: Vec<(&str, &str)> = many.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+    flood.push(a);
+    assert_eq!(post_with(&host, &flood), 431);
+    let big = "y".repeat(40 << 10);
+    assert_eq!(post_with(&host, &[a, ("X-Big", &big)]), 431);
+    // The host is unharmed.
+    let mut client = McpClient::for_session(&host, &session);
+    client.initialize("2025-11-25");
+    client.call("echo", json!({}));
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+}
