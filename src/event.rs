@@ -45,6 +45,14 @@ pub enum Event {
         /// How long it has run.
         elapsed: Duration,
     },
+    /// A call's arguments broke the tool's input schema; no handler ran, and
+    /// the model got the violations as a tool error.
+    InvalidArguments {
+        /// The tool's name.
+        tool: String,
+        /// The violations, as the model read them.
+        violations: String,
+    },
     /// A call named a tool the surface does not list; no handler ran.
     UnknownTool {
         /// The name the client asked for.

@@ -273,10 +273,6 @@ impl Tool {
     /// Checks a call's arguments (already an object: absent and `null`
     /// arguments are `{}` by then) against the input schema. `Err` is the
     /// text for the model: a header line, then one line per violation.
-    #[expect(
-        dead_code,
-        reason = "mcp/tools.rs calls it before the handler once issue 5 is wired"
-    )]
     pub(crate) fn check_arguments(&self, args: &Value) -> Result<(), String> {
         let spec = &*self.spec;
         match &spec.input {
@@ -293,10 +289,6 @@ impl Tool {
     /// Checks a successful result's `structuredContent` against the output
     /// schema, if the tool declares one. `Err` is the detail for the event
     /// hook (the model only hears that the tool failed).
-    #[expect(
-        dead_code,
-        reason = "mcp/tools.rs calls it after the handler once issue 5 is wired"
-    )]
     pub(crate) fn check_structured_output(&self, structured: Option<&Value>) -> Result<(), String> {
         let spec = &*self.spec;
         let Some((_, compiled)) = &spec.output_schema else {

@@ -300,7 +300,6 @@ fn counted_search(answer: Value) -> (StaticSurface, Arc<AtomicUsize>) {
 }
 
 #[test]
-#[ignore = "needs Tool::check_arguments wired into mcp/tools.rs (issue 5)"]
 fn a_call_whose_arguments_break_the_schema_never_reaches_the_handler() {
     let host = ToolHost::bind(HostConfig::default()).unwrap();
     let (surface, hits) = counted_search(json!({"hits": []}));
@@ -354,7 +353,6 @@ fn a_call_whose_arguments_break_the_schema_never_reaches_the_handler() {
 }
 
 #[test]
-#[ignore = "needs Tool::check_structured_output wired into mcp/tools.rs (issue 5)"]
 fn a_result_that_breaks_the_output_schema_becomes_a_failure_for_the_hook() {
     let events = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&events);

@@ -163,6 +163,19 @@ pub(crate) fn call(
     if let Some(missing) = missing_capabilities(&tool, &caller.capabilities) {
         return Ok(Err(missing));
     }
+    // Arguments that break the schema never reach the handler: the model
+    // gets every violation as a tool error (2025-11-25 says input validation
+    // failures are tool errors, so the model can correct itself).
+    if let Err(violations) = tool.check_arguments(&arguments) {
+        service.emit(|| Event::InvalidArguments {
+            tool: tool.name().to_owned(),
+            violations: violations.clone(),
+        });
+        return Ok(Ok(json!({
+            "content": [{"type": "text", "text": violations}],
+            "isError": true,
+        })));
+    }
     let _slot = service.slots.take()?;
     let key = caller.session_id.as_ref().map(|session| CallKey {
         mcp_session: session.clone(),
@@ -205,6 +218,17 @@ pub(crate) fn call(
             panic_message(&*payload)
         ))
     });
+    // A result that breaks the tool's own output schema is a host bug: the
+    // model must not see it, the application must.
+    let outcome = match &outcome.state {
+        OutcomeState::Success { structured, .. } => {
+            match tool.check_structured_output(structured.as_ref()) {
+                Ok(()) => outcome,
+                Err(detail) => ToolOutcome::failed(detail),
+            }
+        }
+        _ => outcome,
+    };
     let duration = started.elapsed();
     for job in watches {
         service.timer.cancel(job);
