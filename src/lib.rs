@@ -45,6 +45,8 @@
 
 mod acp;
 mod base64;
+#[cfg(feature = "client")]
+pub mod client;
 mod content;
 mod context;
 mod error;

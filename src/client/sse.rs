@@ -55,8 +55,12 @@ impl SseParser {
     }
 
     /// Feeds bytes; complete events are appended to `out`.
-    pub(crate) fn push(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), TooLarge> {
-        if self.after_cr {
+    pub(crate) fn push(
+        &mut self,
+        mut bytes: &[u8],
+        out: &mut Vec<SseEvent>,
+    ) -> Result<(), TooLarge> {
+        if self.after_cr && !bytes.is_empty() {
             self.after_cr = false;
             if let Some(rest) = bytes.strip_prefix(b"\n") {
                 bytes = rest;
@@ -204,6 +208,11 @@ mod tests {
     #[test]
     fn a_crlf_split_across_pushes_is_one_line_end_but_cr_cr_is_two() {
         assert_eq!(parse_all(&[b"data: x\r", b"\n\r", b"\n"]), [message("x")]);
+        // An empty push between CR and LF changes nothing.
+        assert_eq!(
+            parse_all(&[b"data: w\r", b"", b"\ndata: v\n\n"]),
+            [message("w\nv")]
+        );
         // CR then CR: the second CR ends an empty line, which dispatches.
         assert_eq!(parse_all(&[b"data: y\r", b"\r"]), [message("y")]);
         // CR LF LF: a line end and an empty line.
@@ -226,17 +235,18 @@ mod tests {
             parse_all(&[b"data:  two spaces\n\n"]),
             [message(" two spaces")]
         );
-        assert_eq!(
-            parse_all(&[b"data: a: b\n\n"]),
-            [message("a: b")]
-        );
-        assert_eq!(parse_all(&[b"data\n\n"]), []);
-        assert_eq!(parse_all(&[b"data\ndata\n\n"]), [message("")]);
+        assert_eq!(parse_all(&[b"data: a: b\n\n"]), [message("a: b")]);
+        // A bare `data` line is an empty data line: the event has data "".
+        assert_eq!(parse_all(&[b"data\n\n"]), [message("")]);
+        assert_eq!(parse_all(&[b"data\ndata\n\n"]), [message("\n")]);
     }
 
     #[test]
     fn an_event_cut_off_by_the_end_of_the_stream_is_not_dispatched() {
-        assert_eq!(parse_all(&[b"data: complete\n\ndata: partial\n"]), [message("complete")]);
+        assert_eq!(
+            parse_all(&[b"data: complete\n\ndata: partial\n"]),
+            [message("complete")]
+        );
     }
 
     #[test]

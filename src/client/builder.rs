@@ -1,0 +1,258 @@
+//! Setting a client up: the URL, credentials, timeouts, who it says it is,
+//! and which protocol era it speaks. Every setting has a working default, so
+//! `Client::connect(url)` is the whole setup for an open endpoint.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::error::ClientError;
+use super::rpc::Identity;
+use super::{url, Client};
+
+/// The default for [`ClientBuilder::timeout`].
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// The default for [`ClientBuilder::connect_timeout`].
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Which generation of MCP the client speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Era {
+    /// The `initialize` handshake (offering 2025-11-25), then
+    /// `Mcp-Session-Id` and `MCP-Protocol-Version` on every request, and
+    /// `DELETE` on [`Client::close`]. What today's agents speak.
+    Stateful,
+    /// 2026-07-28: no handshake; every request carries the version and the
+    /// client's capabilities in `_meta` and repeats its method in headers.
+    Stateless,
+    /// Probe `server/discover` once and go stateless when the server
+    /// answers it with 2026-07-28, else fall back to the handshake — what the
+    /// official SDKs do by default.
+    #[default]
+    Auto,
+}
+
+/// Settings for a [`Client`]; [`ClientBuilder::connect`] makes the client.
+///
+/// ```
+/// use std::time::Duration;
+/// use toolhost::client::{Client, Era};
+/// use toolhost::{HostConfig, StaticSurface, ToolHost};
+///
+/// let host = ToolHost::bind(HostConfig::default())?;
+/// let session = host.open_session(StaticSurface::new());
+/// let client = Client::builder(&session.url())
+///     .header("Authorization", &session.authorization())
+///     .era(Era::Stateful)
+///     .timeout(Duration::from_secs(10))
+///     .client_info("my-test-rig", "0.1.0")
+///     .connect()?;
+/// assert_eq!(client.era(), Era::Stateful);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ClientBuilder {
+    url: String,
+    headers: Vec<(String, String)>,
+    timeout: Duration,
+    connect_timeout: Duration,
+    era: Era,
+    identity: Identity,
+}
+
+/// Headers the client writes itself; setting them by hand would break the
+/// exchange or the protocol.
+const MANAGED: [&str; 10] = [
+    "host",
+    "content-length",
+    "content-type",
+    "accept",
+    "transfer-encoding",
+    "connection",
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "mcp-method",
+    "mcp-name",
+];
+
+impl ClientBuilder {
+    pub(crate) fn new(url: &str) -> ClientBuilder {
+        ClientBuilder {
+            url: url.to_owned(),
+            headers: Vec::new(),
+            timeout: DEFAULT_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            era: Era::Auto,
+            identity: Identity {
+                name: "toolhost-client".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+                capabilities: json!({}),
+            },
+        }
+    }
+
+    /// Sends `Authorization: Bearer <token>` with every request.
+    #[must_use]
+    pub fn bearer(self, token: &str) -> ClientBuilder {
+        self.header("Authorization", &format!("Bearer {token}"))
+    }
+
+    /// Sends a header with every request, replacing an earlier one of the
+    /// same name. For a toolhost session: `.header("Authorization",
+    /// &session.authorization())`. The client's own headers (`Host`,
+    /// `Content-Type`, `Accept`, the `Mcp-*` headers, …) cannot be set.
+    #[must_use]
+    pub fn header(mut self, name: &str, value: &str) -> ClientBuilder {
+        self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// How long the server may stay silent while the client waits for an
+    /// answer (default [`DEFAULT_TIMEOUT`]). Any bytes from the server —
+    /// such as a progress report — start the wait again.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> ClientBuilder {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How long a TCP connect may take (default [`DEFAULT_CONNECT_TIMEOUT`]).
+    #[must_use]
+    pub fn connect_timeout(mut self, timeout: Duration) -> ClientBuilder {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// The protocol era (default [`Era::Auto`]).
+    #[must_use]
+    pub fn era(mut self, era: Era) -> ClientBuilder {
+        self.era = era;
+        self
+    }
+
+    /// The `clientInfo` the client sends (default `toolhost-client` and the
+    /// crate's version).
+    #[must_use]
+    pub fn client_info(mut self, name: &str, version: &str) -> ClientBuilder {
+        self.identity.name = name.to_owned();
+        self.identity.version = version.to_owned();
+        self
+    }
+
+    /// The client capabilities to declare (default `{}`: none). The client
+    /// itself answers no server requests, so declare only what a test needs
+    /// the server to see.
+    #[must_use]
+    pub fn capabilities(mut self, capabilities: Value) -> ClientBuilder {
+        self.identity.capabilities = capabilities;
+        self
+    }
+
+    /// Checks the settings, connects, and (per the era) performs the
+    /// handshake or the `server/discover` probe.
+    pub fn connect(self) -> Result<Client, ClientError> {
+        let target = url::parse(&self.url)?;
+        let mut fixed = format!("Host: {}\r\n", target.host_header);
+        for (name, value) in &self.headers {
+            check_header(name, value)?;
+            fixed.push_str(&format!("{name}: {value}\r\n"));
+        }
+        if !self.identity.capabilities.is_object() {
+            return Err(ClientError::InvalidConfig {
+                problem: format!(
+                    "capabilities must be a JSON object, got {}",
+                    self.identity.capabilities
+                ),
+            });
+        }
+        if self.timeout.is_zero() || self.connect_timeout.is_zero() {
+            return Err(ClientError::InvalidConfig {
+                problem: "timeouts must be longer than zero".into(),
+            });
+        }
+        Client::start(
+            super::Settings {
+                target,
+                fixed_headers: fixed.into_bytes(),
+                timeout: self.timeout,
+                connect_timeout: self.connect_timeout,
+                identity: self.identity,
+            },
+            self.era,
+        )
+    }
+}
+
+fn check_header(name: &str, value: &str) -> Result<(), ClientError> {
+    let token = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+    if !token {
+        return Err(ClientError::InvalidConfig {
+            problem: format!("{name:?} is not a valid header name"),
+        });
+    }
+    if MANAGED.iter().any(|m| m.eq_ignore_ascii_case(name)) {
+        return Err(ClientError::InvalidConfig {
+            problem: format!("the {name} header is written by the client itself and cannot be set"),
+        });
+    }
+    if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+        return Err(ClientError::InvalidConfig {
+            problem: format!("the value of header {name} holds a line break or NUL"),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_that_would_break_the_request_are_refused_before_connecting() {
+        for (name, value, why) in [
+            ("X-Bad", "a\r\nInjected: 1", "line break"),
+            ("Bad Name", "v", "not a valid header name"),
+            ("", "v", "not a valid header name"),
+            ("content-length", "3", "written by the client"),
+            ("MCP-Session-Id", "x", "written by the client"),
+        ] {
+            let err = ClientBuilder::new("http://127.0.0.1:1/mcp")
+                .header(name, value)
+                .connect()
+                .unwrap_err();
+            assert!(
+                matches!(err, ClientError::InvalidConfig { .. }) && err.to_string().contains(why),
+                "{name}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_later_header_replaces_an_earlier_one_of_the_same_name() {
+        let builder = ClientBuilder::new("http://127.0.0.1:1/")
+            .bearer("a")
+            .header("authorization", "Bearer b");
+        assert_eq!(
+            builder.headers,
+            [("authorization".to_owned(), "Bearer b".to_owned())]
+        );
+    }
+
+    #[test]
+    fn capabilities_must_be_an_object_and_timeouts_positive() {
+        let err = ClientBuilder::new("http://127.0.0.1:1/")
+            .capabilities(json!([]))
+            .connect()
+            .unwrap_err();
+        assert!(err.to_string().contains("capabilities"), "{err}");
+        let err = ClientBuilder::new("http://127.0.0.1:1/")
+            .timeout(Duration::ZERO)
+            .connect()
+            .unwrap_err();
+        assert!(err.to_string().contains("longer than zero"), "{err}");
+    }
+}

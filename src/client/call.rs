@@ -1,0 +1,251 @@
+//! Per-call options: a progress callback, a cancel handle and a timeout.
+//!
+//! Cancelling must reach a thread that is blocked reading the response, so a
+//! [`CancelHandle`] holds a second handle to the call's socket while the call
+//! runs and shuts it down: the blocked read returns at once. That is also
+//! the cancellation signal of 2026-07-28 over HTTP (closing the response
+//! stream); in the stateful revisions the client then also sends
+//! `notifications/cancelled`.
+
+use std::fmt;
+use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::error::ClientError;
+use crate::session::lock;
+
+/// A `notifications/progress` the server sent while a call ran.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Progress {
+    /// Progress so far; grows with every report.
+    pub progress: f64,
+    /// The total, when the server knows it.
+    pub total: Option<f64>,
+    /// A human-readable note, when given.
+    pub message: Option<String>,
+}
+
+impl Progress {
+    /// Reads the params of a progress notification sent for `token`.
+    pub(crate) fn for_token(params: &Value, token: &Value) -> Option<Progress> {
+        if params.get("progressToken") != Some(token) {
+            return None;
+        }
+        Some(Progress {
+            progress: params.get("progress")?.as_f64()?,
+            total: params.get("total").and_then(Value::as_f64),
+            message: params
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        })
+    }
+}
+
+/// A boxed progress callback.
+pub(crate) type ProgressCallback<'a> = Box<dyn FnMut(&Progress) + 'a>;
+
+/// Options of one [`Client::call_tool_with`](super::Client::call_tool_with).
+///
+/// ```
+/// use std::time::Duration;
+/// use toolhost::client::{CallOptions, CancelHandle};
+///
+/// let cancel = CancelHandle::new();
+/// let mut reports = 0;
+/// let options = CallOptions::new()
+///     .on_progress(|p| {
+///         reports += 1;
+///         println!("{} of {:?}", p.progress, p.total);
+///     })
+///     .cancel_with(&cancel)
+///     .timeout(Duration::from_secs(300));
+/// # drop(options);
+/// ```
+#[derive(Default)]
+pub struct CallOptions<'a> {
+    pub(crate) on_progress: Option<ProgressCallback<'a>>,
+    pub(crate) cancel: Option<CancelHandle>,
+    pub(crate) timeout: Option<Duration>,
+}
+
+impl<'a> CallOptions<'a> {
+    /// No callback, no cancel handle, the client's timeout.
+    pub fn new() -> CallOptions<'a> {
+        CallOptions::default()
+    }
+
+    /// Asks the server for progress reports (a `progressToken` in the
+    /// request's `_meta`) and calls `callback` with each, on the calling
+    /// thread, before the call returns. Servers may send none.
+    #[must_use]
+    pub fn on_progress(mut self, callback: impl FnMut(&Progress) + 'a) -> CallOptions<'a> {
+        self.on_progress = Some(Box::new(callback));
+        self
+    }
+
+    /// Lets `handle` (or any clone of it) cancel the call from another
+    /// thread, or from the progress callback.
+    #[must_use]
+    pub fn cancel_with(mut self, handle: &CancelHandle) -> CallOptions<'a> {
+        self.cancel = Some(handle.clone());
+        self
+    }
+
+    /// How long the server may stay silent during this call, instead of the
+    /// client's [`timeout`](super::ClientBuilder::timeout). Each progress
+    /// report starts the wait again.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> CallOptions<'a> {
+        self.timeout = Some(timeout);
+        self
+    }
+}
+
+impl fmt::Debug for CallOptions<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("on_progress", &self.on_progress.is_some())
+            .field("cancel", &self.cancel)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+/// Cancels a running call from anywhere: another thread, a signal handler's
+/// flag watcher, or the call's own progress callback. Cheap to clone; every
+/// clone cancels the same calls. Once cancelled it stays cancelled, and a
+/// call started with it afterwards fails at once without reaching the server.
+///
+/// ```
+/// use std::time::Duration;
+/// use serde_json::json;
+/// use toolhost::client::{CallOptions, CancelHandle, ClientError};
+/// use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
+///
+/// let host = ToolHost::bind(HostConfig::default())?;
+/// let session = host.open_session(StaticSurface::new().tool(
+///     Tool::new("wait", "Waits until cancelled."),
+///     |_, ctx| {
+///         while !ctx.is_cancelled() {
+///             std::thread::sleep(Duration::from_millis(5));
+///         }
+///         ToolOutcome::text("stopped")
+///     },
+/// )?);
+/// let mut client = session.client()?;
+/// let cancel = CancelHandle::new();
+/// let canceller = cancel.clone();
+/// std::thread::spawn(move || {
+///     std::thread::sleep(Duration::from_millis(50));
+///     canceller.cancel();
+/// });
+/// let outcome = client.call_tool_with("wait", json!({}), CallOptions::new().cancel_with(&cancel));
+/// assert!(matches!(outcome, Err(ClientError::Cancelled)));
+/// drop(session); // lets the handler see is_cancelled() and return
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Default)]
+pub struct CancelHandle {
+    inner: Arc<CancelState>,
+}
+
+#[derive(Default)]
+struct CancelState {
+    cancelled: AtomicBool,
+    /// A second handle to the socket of the call in flight.
+    socket: Mutex<Option<TcpStream>>,
+}
+
+impl CancelHandle {
+    /// A handle that has not been cancelled.
+    pub fn new() -> CancelHandle {
+        CancelHandle::default()
+    }
+
+    /// Cancels every call running with this handle, and every later one.
+    pub fn cancel(&self) {
+        self.inner.cancelled.store(true, Ordering::SeqCst);
+        if let Some(socket) = lock(&self.inner.socket).as_ref() {
+            // The blocked reader wakes up with an error or end of stream.
+            let _ = socket.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// Whether [`cancel`](CancelHandle::cancel) was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancelled.load(Ordering::SeqCst)
+    }
+
+    /// Registers the socket of a call about to be sent. `Err(Cancelled)`
+    /// when the handle is already cancelled; the caller then sends nothing.
+    pub(crate) fn attach(&self, socket: &TcpStream) -> Result<(), ClientError> {
+        if self.is_cancelled() {
+            return Err(ClientError::Cancelled);
+        }
+        let clone = socket.try_clone().map_err(ClientError::Io)?;
+        *lock(&self.inner.socket) = Some(clone);
+        // `cancel` sets the flag before it looks for a socket: if it ran
+        // between the check above and the store, it found none, and the
+        // flag is visible now.
+        if self.is_cancelled() {
+            self.detach();
+            return Err(ClientError::Cancelled);
+        }
+        Ok(())
+    }
+
+    /// Forgets the call's socket once the call is over.
+    pub(crate) fn detach(&self) {
+        lock(&self.inner.socket).take();
+    }
+}
+
+impl fmt::Debug for CancelHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CancelHandle")
+            .field("cancelled", &self.is_cancelled())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn progress_is_read_only_for_its_own_token() {
+        let params = json!({"progressToken": 7, "progress": 2, "total": 3, "message": "two"});
+        let progress = Progress::for_token(&params, &json!(7)).unwrap();
+        assert_eq!(progress.progress, 2.0);
+        assert_eq!(progress.total, Some(3.0));
+        assert_eq!(progress.message.as_deref(), Some("two"));
+        assert_eq!(Progress::for_token(&params, &json!(8)), None);
+        assert_eq!(Progress::for_token(&params, &json!("7")), None);
+        assert_eq!(
+            Progress::for_token(&json!({"progressToken": 7}), &json!(7)),
+            None
+        );
+    }
+
+    #[test]
+    fn a_cancelled_handle_refuses_to_attach_and_stays_cancelled() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let socket = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let handle = CancelHandle::new();
+        assert!(handle.attach(&socket).is_ok());
+        handle.detach();
+        handle.clone().cancel();
+        assert!(handle.is_cancelled());
+        assert!(matches!(
+            handle.attach(&socket),
+            Err(ClientError::Cancelled)
+        ));
+    }
+}

@@ -1,0 +1,433 @@
+//! A blocking MCP client for loopback endpoints: test rigs, scripts, and
+//! toolhost's own tests.
+//!
+//! [`Client`] speaks MCP over Streamable HTTP — both the stateful revisions
+//! (`initialize`, `Mcp-Session-Id`) and the stateless 2026-07-28 — over a
+//! keep-alive `std::net::TcpStream` with `TCP_NODELAY`, reading
+//! `application/json` and `text/event-stream` answers. No async runtime and
+//! no dependency beyond the crate's own. It only talks plain `http://` to
+//! this machine: a bearer never crosses the network in clear text.
+//!
+//! The quickest way to test the tools an application hosts is to ask the
+//! session for a client and call through the real endpoint:
+//!
+//! ```
+//! use serde_json::json;
+//! use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
+//!
+//! let host = ToolHost::bind(HostConfig::default())?;
+//! let session = host.open_session(StaticSurface::new().tool(
+//!     Tool::new("shout", "Uppercases text."),
+//!     |args, _ctx| ToolOutcome::text(args["text"].as_str().unwrap_or("").to_uppercase()),
+//! )?);
+//!
+//! let mut client = session.client()?;
+//! let names: Vec<String> = client.list_tools()?.into_iter().map(|t| t.name).collect();
+//! assert_eq!(names, ["shout"]);
+//! let result = client.call_tool("shout", json!({"text": "hi"}))?;
+//! assert_eq!(result.text(), "HI");
+//! assert_eq!(session.calls_served(), 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Any other MCP server on loopback works the same way through
+//! [`Client::builder`], with its credentials and the [`Era`] to speak.
+
+mod builder;
+mod call;
+mod error;
+mod http1;
+mod rpc;
+mod sse;
+mod tools;
+mod url;
+mod wire;
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+
+pub use builder::{ClientBuilder, Era, DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT};
+pub use call::{CallOptions, CancelHandle, Progress};
+pub use error::ClientError;
+pub use tools::{ContentBlock, ToolInfo, ToolResult};
+
+use http1::Connection;
+use rpc::{Identity, Mode, Probe};
+use wire::Wire;
+
+use crate::mcp::Revision;
+use crate::session::ToolSession;
+
+/// The most `tools/list` pages followed.
+const MAX_PAGES: usize = 10_000;
+
+/// The server's self-description: `serverInfo` from `initialize`, or the
+/// `io.modelcontextprotocol/serverInfo` stamp of 2026-07-28.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerInfo {
+    /// The server's name.
+    pub name: String,
+    /// The server's version.
+    pub version: String,
+}
+
+impl ServerInfo {
+    fn from_json(value: Option<&Value>) -> Option<ServerInfo> {
+        let value = value?;
+        Some(ServerInfo {
+            name: value.get("name")?.as_str()?.to_owned(),
+            version: value
+                .get("version")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+        })
+    }
+}
+
+/// What a built client needs to reach its server.
+#[derive(Debug)]
+struct Settings {
+    target: url::Target,
+    /// `Host` and the user's headers, already `Name: value\r\n` lines.
+    fixed_headers: Vec<u8>,
+    timeout: Duration,
+    connect_timeout: Duration,
+    identity: Identity,
+}
+
+/// A connected MCP client. One request at a time; create one per thread for
+/// parallel calls.
+///
+/// ```
+/// use serde_json::json;
+/// use toolhost::client::{Client, Era};
+/// use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
+///
+/// let host = ToolHost::bind(HostConfig::default().server_name("demo"))?;
+/// let session = host.open_session(StaticSurface::new().tool(
+///     Tool::new("add", "Adds a and b."),
+///     |args, _| ToolOutcome::json(json!({"sum": args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0)})),
+/// )?);
+/// let mut client = Client::builder(&session.url())
+///     .header("Authorization", &session.authorization())
+///     .era(Era::Stateful)
+///     .connect()?;
+/// assert_eq!(client.server_info().map(|s| s.name.as_str()), Some("demo"));
+/// client.ping()?;
+/// let result = client.call_tool("add", json!({"a": 2, "b": 3}))?;
+/// assert_eq!(result.structured_content, Some(json!({"sum": 5})));
+/// client.close()?; // DELETE ends the MCP session
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Client {
+    wire: Wire,
+    mode: Mode,
+    server: Option<ServerInfo>,
+    instructions: Option<String>,
+}
+
+impl Client {
+    /// Connects to `url` with the default settings ([`Era::Auto`], no
+    /// credentials). Use [`Client::builder`] for headers, timeouts or the era.
+    pub fn connect(url: &str) -> Result<Client, ClientError> {
+        ClientBuilder::new(url).connect()
+    }
+
+    /// Settings for a client of `url`, e.g. `http://127.0.0.1:PORT/mcp`.
+    pub fn builder(url: &str) -> ClientBuilder {
+        ClientBuilder::new(url)
+    }
+
+    fn start(settings: Settings, era: Era) -> Result<Client, ClientError> {
+        let conn = Connection::open(
+            &settings.target.addrs,
+            settings.connect_timeout,
+            settings.timeout,
+        )?;
+        let mut client = Client {
+            wire: Wire {
+                settings,
+                conn: Some(conn),
+                out: Vec::with_capacity(1024),
+                next_id: 1,
+            },
+            mode: Mode::Stateless,
+            server: None,
+            instructions: None,
+        };
+        match era {
+            Era::Stateless => {}
+            Era::Stateful => client.initialize()?,
+            Era::Auto => client.probe()?,
+        }
+        Ok(client)
+    }
+
+    /// `server/discover` in the stateless shape; its verdict decides the era.
+    fn probe(&mut self) -> Result<(), ClientError> {
+        let outcome = self
+            .wire
+            .request(
+                Some(&Mode::Stateless),
+                "server/discover",
+                Map::new(),
+                None,
+                None,
+            )
+            .map(|answer| answer.result);
+        match rpc::probe_verdict(outcome)? {
+            Probe::Stateless(result) => {
+                self.server = ServerInfo::from_json(
+                    result.get("_meta").and_then(|m| m.get(rpc::META_SERVER)),
+                );
+                self.instructions = text_field(&result, "instructions");
+                Ok(())
+            }
+            Probe::Handshake => self.initialize(),
+        }
+    }
+
+    /// `initialize` then `notifications/initialized`.
+    fn initialize(&mut self) -> Result<(), ClientError> {
+        let params = rpc::initialize_params(&self.wire.settings.identity);
+        let answer = self.wire.request(None, "initialize", params, None, None)?;
+        let revision = rpc::negotiated_revision(&answer.result)?;
+        self.server = ServerInfo::from_json(answer.result.get("serverInfo"));
+        self.instructions = text_field(&answer.result, "instructions");
+        self.mode = Mode::Stateful {
+            revision,
+            session_id: answer.session_id,
+        };
+        self.wire
+            .notify(&self.mode, "notifications/initialized", json!({}))
+    }
+
+    /// The era the client speaks: [`Era::Stateful`] or [`Era::Stateless`]
+    /// (an [`Era::Auto`] client has settled on one while connecting).
+    pub fn era(&self) -> Era {
+        match self.mode {
+            Mode::Stateful { .. } => Era::Stateful,
+            Mode::Stateless => Era::Stateless,
+        }
+    }
+
+    /// The protocol revision in use: the one `initialize` settled on, or
+    /// 2026-07-28.
+    pub fn revision(&self) -> Revision {
+        match &self.mode {
+            Mode::Stateful { revision, .. } => *revision,
+            Mode::Stateless => rpc::STATELESS,
+        }
+    }
+
+    /// The `Mcp-Session-Id` the server issued at `initialize`, if any.
+    pub fn session_id(&self) -> Option<&str> {
+        match &self.mode {
+            Mode::Stateful { session_id, .. } => session_id.as_deref(),
+            Mode::Stateless => None,
+        }
+    }
+
+    /// Who the server says it is, when it said (an explicit
+    /// [`Era::Stateless`] client asks nothing before its first request).
+    pub fn server_info(&self) -> Option<&ServerInfo> {
+        self.server.as_ref()
+    }
+
+    /// The server's instructions for the model, when it sent any.
+    pub fn instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
+    }
+
+    /// Every tool the server lists, following `nextCursor` page by page.
+    pub fn list_tools(&mut self) -> Result<Vec<ToolInfo>, ClientError> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut seen = HashSet::new();
+        for _ in 0..MAX_PAGES {
+            let mut params = Map::new();
+            if let Some(cursor) = cursor.take() {
+                params.insert("cursor".into(), cursor.into());
+            }
+            let answer = self
+                .wire
+                .request(Some(&self.mode), "tools/list", params, None, None)?;
+            let (page, next) = tools::read_tools_page(answer.result)?;
+            tools.extend(page);
+            match next {
+                None => return Ok(tools),
+                Some(next) if !seen.insert(next.clone()) => {
+                    return Err(ClientError::malformed(format!(
+                        "tools/list returned the cursor {next:?} twice, which would loop forever"
+                    )))
+                }
+                Some(next) => cursor = Some(next),
+            }
+        }
+        Err(ClientError::malformed(format!(
+            "tools/list did not end within {MAX_PAGES} pages"
+        )))
+    }
+
+    /// Calls tool `name` with `arguments` (a JSON object; `null` sends none).
+    ///
+    /// `Ok` whenever the tool was reached — check
+    /// [`is_error`](ToolResult::is_error) for its verdict. `Err` when the call
+    /// never got that far (unknown method, invalid params, a refused bearer, …).
+    pub fn call_tool(&mut self, name: &str, arguments: Value) -> Result<ToolResult, ClientError> {
+        self.call_tool_with(name, arguments, CallOptions::new())
+    }
+
+    /// [`call_tool`](Client::call_tool) with a progress callback, a cancel
+    /// handle or a timeout of its own.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolhost::client::CallOptions;
+    /// use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
+    ///
+    /// let host = ToolHost::bind(HostConfig::default())?;
+    /// let session = host.open_session(StaticSurface::new().tool(
+    ///     Tool::new("work", "Works."),
+    ///     |_, _| ToolOutcome::text("done"),
+    /// )?);
+    /// let mut reports = Vec::new();
+    /// let result = session.client()?.call_tool_with(
+    ///     "work",
+    ///     json!({}),
+    ///     CallOptions::new().on_progress(|p| reports.push(p.progress)),
+    /// )?;
+    /// assert_eq!(result.text(), "done");
+    /// // `reports` holds whatever progress the server streamed (none here).
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn call_tool_with(
+        &mut self,
+        name: &str,
+        arguments: Value,
+        mut options: CallOptions<'_>,
+    ) -> Result<ToolResult, ClientError> {
+        if options
+            .cancel
+            .as_ref()
+            .is_some_and(CancelHandle::is_cancelled)
+        {
+            return Err(ClientError::Cancelled);
+        }
+        let mut params = Map::new();
+        params.insert("name".into(), name.into());
+        if !arguments.is_null() {
+            params.insert("arguments".into(), arguments);
+        }
+        let id = self.wire.next_id;
+        let outcome = self.wire.request(
+            Some(&self.mode),
+            "tools/call",
+            params,
+            Some(name),
+            Some(&mut options),
+        );
+        match outcome {
+            Ok(answer) => ToolResult::from_json(answer.result),
+            Err(ClientError::Cancelled) => {
+                if matches!(self.mode, Mode::Stateful { .. }) {
+                    // The stateful revisions cancel by notification; the
+                    // stateless one by the closed stream alone. Best effort:
+                    // the call is cancelled on this side either way.
+                    let params = json!({"requestId": id, "reason": "cancelled by the client"});
+                    let _ = self
+                        .wire
+                        .notify(&self.mode, "notifications/cancelled", params);
+                }
+                Err(ClientError::Cancelled)
+            }
+            Err(other) => Err(other),
+        }
+    }
+
+    /// Checks the server answers `ping`. Stateful era only: 2026-07-28 has no
+    /// `ping` (a [`ClientError::NotInEra`] says so without a request).
+    pub fn ping(&mut self) -> Result<(), ClientError> {
+        if self.mode == Mode::Stateless {
+            return Err(ClientError::NotInEra {
+                operation: "ping",
+                hint: "check the server with list_tools() instead, or connect with Era::Stateful",
+            });
+        }
+        self.wire
+            .request(Some(&self.mode), "ping", Map::new(), None, None)
+            .map(drop)
+    }
+
+    /// Ends the client. In the stateful era with a session id, sends
+    /// `DELETE` so the server can drop the MCP session (a server that
+    /// answers 404 or 405 — already gone, or no explicit end — is fine).
+    /// Dropping a client only closes its connection.
+    pub fn close(mut self) -> Result<(), ClientError> {
+        let Mode::Stateful {
+            session_id: Some(_),
+            ..
+        } = &self.mode
+        else {
+            return Ok(());
+        };
+        let headers = rpc::mcp_headers(Some(&self.mode), "", None);
+        self.wire
+            .exchange("DELETE", &headers, b"", None, None, |head, body, _| {
+                wire::drain_for_status(head, body, &[404, 405])
+            })
+    }
+}
+
+/// A string field of a result.
+fn text_field(value: &Value, key: &str) -> Option<String> {
+    value.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+impl ToolSession {
+    /// A client connected to this session, speaking 2026-07-28 (which the
+    /// host always serves, so no probe is needed). For the stateful era or
+    /// other settings, start from [`ToolSession::client_builder`].
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
+    ///
+    /// let host = ToolHost::bind(HostConfig::default())?;
+    /// let session = host.open_session(StaticSurface::new().tool(
+    ///     Tool::new("echo", "Echoes text."),
+    ///     |args, _| ToolOutcome::text(args["text"].as_str().unwrap_or("")),
+    /// )?);
+    /// let mut client = session.client()?;
+    /// assert_eq!(client.call_tool("echo", json!({"text": "hi"}))?.text(), "hi");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn client(&self) -> Result<Client, ClientError> {
+        self.client_builder().connect()
+    }
+
+    /// A [`ClientBuilder`] with this session's URL and authorization, set to
+    /// [`Era::Stateless`]; change what the test needs.
+    ///
+    /// ```
+    /// use toolhost::client::Era;
+    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
+    ///
+    /// let host = ToolHost::bind(HostConfig::default())?;
+    /// let session = host.open_session(StaticSurface::new());
+    /// let mut client = session.client_builder().era(Era::Stateful).connect()?;
+    /// client.ping()?;
+    /// assert!(client.session_id().is_some());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn client_builder(&self) -> ClientBuilder {
+        ClientBuilder::new(&self.url())
+            .header("Authorization", &self.authorization())
+            .era(Era::Stateless)
+    }
+}

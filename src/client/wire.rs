@@ -1,0 +1,346 @@
+//! One exchange on the wire: a request out, its answer in.
+//!
+//! [`Wire`] owns the keep-alive connection and writes each request in one
+//! buffer; the answer is read whichever way the server chose — a JSON body,
+//! or an event stream whose progress notifications go to the caller's
+//! callback before the response arrives. A connection is reused only when
+//! its answer was read to the end and the server keeps it open; any fault
+//! drops it, and the next request opens a fresh one.
+
+use std::borrow::Cow;
+use std::io::{BufReader, Read};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::call::{CallOptions, CancelHandle, Progress};
+use super::error::ClientError;
+use super::http1::{self, Body, Connection, Head};
+use super::rpc::{self, Incoming, Mode, RpcFault};
+use super::sse::SseParser;
+use super::Settings;
+
+/// The largest response body (or SSE event) the client reads.
+const MAX_RESPONSE_BYTES: usize = 64 << 20;
+/// How much of an error body goes into [`ClientError::Http`].
+const ERROR_BODY_PREVIEW: usize = 512;
+/// How long the rest of an event stream may take to end once the response
+/// arrived, before the connection is given up instead of reused.
+const STREAM_END_GRACE: Duration = Duration::from_millis(100);
+
+/// A request's answer: its result, and the `Mcp-Session-Id` header it came with.
+pub(crate) struct Answer {
+    pub(crate) result: Value,
+    pub(crate) session_id: Option<String>,
+}
+
+type Reader = BufReader<TcpStream>;
+
+/// The connection and everything needed to write requests on it.
+#[derive(Debug)]
+pub(crate) struct Wire {
+    pub(crate) settings: Settings,
+    pub(crate) conn: Option<Connection>,
+    /// The request being written, kept to reuse its allocation.
+    pub(crate) out: Vec<u8>,
+    pub(crate) next_id: u64,
+}
+
+impl Wire {
+    /// Sends a JSON-RPC request and reads its answer (JSON or event stream).
+    pub(crate) fn request(
+        &mut self,
+        mode: Option<&Mode>,
+        method: &str,
+        params: Map<String, Value>,
+        tool: Option<&str>,
+        options: Option<&mut CallOptions<'_>>,
+    ) -> Result<Answer, ClientError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let (timeout, cancel, mut progress) = match options {
+            Some(options) => (
+                options.timeout,
+                options.cancel.clone(),
+                options
+                    .on_progress
+                    .as_mut()
+                    .map(|callback| (Value::from(id), callback)),
+            ),
+            None => (None, None, None),
+        };
+        let body = rpc::request_body(
+            mode,
+            &self.settings.identity,
+            id,
+            method,
+            params,
+            progress.as_ref().map(|(token, _)| token),
+        );
+        let headers = rpc::mcp_headers(mode, method, tool);
+        self.exchange(
+            "POST",
+            &headers,
+            &body,
+            timeout,
+            cancel.as_ref(),
+            |head, body, wait| {
+                let mut on_progress = progress.as_mut().map(|(token, callback)| {
+                    (&*token, &mut **callback as &mut dyn FnMut(&Progress))
+                });
+                let result = read_reply(head, body, id, on_progress.as_mut(), wait)?;
+                Ok(Answer {
+                    result,
+                    session_id: head.header("mcp-session-id").map(str::to_owned),
+                })
+            },
+        )
+    }
+
+    /// Sends a JSON-RPC notification; the server acknowledges it with 202.
+    pub(crate) fn notify(
+        &mut self,
+        mode: &Mode,
+        method: &str,
+        params: Value,
+    ) -> Result<(), ClientError> {
+        let body = rpc::notification_body(method, params);
+        let headers = rpc::mcp_headers(Some(mode), method, None);
+        self.exchange("POST", &headers, &body, None, None, |head, body, _| {
+            drain_for_status(head, body, &[])
+        })
+    }
+
+    /// One HTTP exchange on the keep-alive connection, opening a new one
+    /// when there is none or the old one went stale. The connection is
+    /// reused only when the answer was read to its end and the server keeps
+    /// it open.
+    pub(crate) fn exchange<T>(
+        &mut self,
+        verb: &str,
+        mcp_headers: &[(&str, Cow<'_, str>)],
+        body: &[u8],
+        timeout: Option<Duration>,
+        cancel: Option<&CancelHandle>,
+        read: impl FnOnce(&Head, &mut Body<'_, Reader>, Duration) -> Result<T, ClientError>,
+    ) -> Result<T, ClientError> {
+        if self.conn.as_mut().is_some_and(Connection::went_stale) {
+            self.conn = None;
+        }
+        let conn = match &mut self.conn {
+            Some(conn) => conn,
+            None => self.conn.insert(Connection::open(
+                &self.settings.target.addrs,
+                self.settings.connect_timeout,
+                self.settings.timeout,
+            )?),
+        };
+        let wait = timeout.unwrap_or(self.settings.timeout);
+        conn.set_read_timeout(wait)?;
+        let mut headers: Vec<(&str, &str)> = Vec::with_capacity(mcp_headers.len() + 2);
+        if verb == "POST" {
+            headers.push(("Content-Type", "application/json"));
+            headers.push(("Accept", "application/json, text/event-stream"));
+        }
+        headers.extend(mcp_headers.iter().map(|(n, v)| (*n, v.as_ref())));
+        self.out.clear();
+        http1::write_request(
+            &mut self.out,
+            verb,
+            &self.settings.target.path,
+            &self.settings.fixed_headers,
+            &headers,
+            body,
+        );
+        if let Some(cancel) = cancel {
+            cancel.attach(conn.stream())?;
+        }
+        let outcome = (|| {
+            conn.send(&self.out)?;
+            let head = http1::read_head(&mut conn.reader)?;
+            let framing = head.framing()?;
+            let mut body = Body::new(&mut conn.reader, framing);
+            let value = read(&head, &mut body, wait);
+            let reusable = head.keep_alive() && body.is_done();
+            Ok::<_, ClientError>((value, reusable))
+        })();
+        let cancelled = cancel.is_some_and(|cancel| {
+            cancel.detach();
+            cancel.is_cancelled()
+        });
+        match outcome {
+            Ok((value, reusable)) => {
+                if reusable && !cancelled {
+                    conn.touch();
+                } else {
+                    self.conn = None;
+                }
+                value.map_err(|err| {
+                    if cancelled {
+                        ClientError::Cancelled
+                    } else {
+                        err
+                    }
+                })
+            }
+            Err(_) if cancelled => {
+                self.conn = None;
+                Err(ClientError::Cancelled)
+            }
+            Err(err) => {
+                self.conn = None;
+                Err(match err {
+                    ClientError::Io(io)
+                        if matches!(
+                            io.kind(),
+                            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                        ) =>
+                    {
+                        ClientError::Timeout { waited: wait }
+                    }
+                    other => other,
+                })
+            }
+        }
+    }
+}
+
+/// The answer to a request carrying no JSON-RPC result (a notification or a
+/// `DELETE`): any 2xx, or one of `also_ok`.
+pub(crate) fn drain_for_status(
+    head: &Head,
+    body: &mut Body<'_, Reader>,
+    also_ok: &[u16],
+) -> Result<(), ClientError> {
+    let bytes = body.read_all(MAX_RESPONSE_BYTES)?;
+    if (200..300).contains(&head.status) || also_ok.contains(&head.status) {
+        return Ok(());
+    }
+    Err(refusal(head, &bytes))
+}
+
+/// The error for a non-2xx answer: 401 with its challenge, a JSON-RPC
+/// error, or the status and the start of the body.
+fn refusal(head: &Head, bytes: &[u8]) -> ClientError {
+    let message: Option<Value> = serde_json::from_slice(bytes).ok();
+    let error = message.as_ref().and_then(|m| m.get("error"));
+    if head.status == 401 {
+        return ClientError::Unauthorized {
+            www_authenticate: head.header("www-authenticate").map(str::to_owned),
+            message: error
+                .and_then(|e| e.get("message"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        };
+    }
+    // Whatever id it carries: an error status makes it the answer.
+    if let Some(fault) = error.and_then(RpcFault::read) {
+        return fault.into_error(head.status);
+    }
+    let text = String::from_utf8_lossy(bytes);
+    let mut preview: String = text.chars().take(ERROR_BODY_PREVIEW).collect();
+    if preview.len() < text.len() {
+        preview.push('…');
+    }
+    ClientError::Http {
+        status: head.status,
+        body: preview.trim().to_owned(),
+    }
+}
+
+/// A progress callback and the token it listens for.
+type ProgressSink<'a, 'b> = (&'a Value, &'a mut (dyn FnMut(&Progress) + 'b));
+
+/// Reads the answer to request `id`, whichever way the server sent it.
+fn read_reply(
+    head: &Head,
+    body: &mut Body<'_, Reader>,
+    id: u64,
+    progress: Option<&mut ProgressSink<'_, '_>>,
+    wait: Duration,
+) -> Result<Value, ClientError> {
+    if head.status == 200 && head.media_type() == "text/event-stream" {
+        return read_stream(body, id, progress, wait);
+    }
+    let bytes = body.read_all(MAX_RESPONSE_BYTES)?;
+    if !(200..300).contains(&head.status) {
+        return Err(refusal(head, &bytes));
+    }
+    if bytes.is_empty() {
+        return Err(ClientError::malformed(format!(
+            "HTTP {} with no body for request {id}, which needs a JSON-RPC response",
+            head.status
+        )));
+    }
+    let message: Value = serde_json::from_slice(&bytes).map_err(|err| {
+        ClientError::malformed(format!(
+            "the response to request {id} is not JSON ({err}); Content-Type {:?}",
+            head.header("content-type").unwrap_or("")
+        ))
+    })?;
+    match rpc::classify(message, id)? {
+        Incoming::Reply(Ok(result)) => Ok(result),
+        Incoming::Reply(Err(fault)) => Err(fault.into_error(head.status)),
+        Incoming::Notification { .. } | Incoming::Unrelated => Err(ClientError::malformed(
+            format!("the JSON response does not answer request {id}"),
+        )),
+    }
+}
+
+/// Reads an event stream until the response to `id`, handing progress
+/// notifications to the callback on the way; then lets the stream end.
+fn read_stream(
+    body: &mut Body<'_, Reader>,
+    id: u64,
+    mut progress: Option<&mut ProgressSink<'_, '_>>,
+    wait: Duration,
+) -> Result<Value, ClientError> {
+    let mut parser = SseParser::new(MAX_RESPONSE_BYTES);
+    let mut events = Vec::new();
+    let mut buf = vec![0u8; 16 << 10];
+    let reply = 'stream: loop {
+        let n = body.read(&mut buf).map_err(http1::unwrap_io)?;
+        if n == 0 {
+            return Err(ClientError::malformed(format!(
+                "the event stream ended before the response to request {id}"
+            )));
+        }
+        parser.push(&buf[..n], &mut events).map_err(|too| {
+            ClientError::malformed(format!("an SSE event is larger than {} bytes", too.limit))
+        })?;
+        for event in events.drain(..) {
+            // Priming events (an id and empty data) carry no message.
+            if event.event != "message" || event.data.trim().is_empty() {
+                continue;
+            }
+            let message: Value = serde_json::from_str(&event.data).map_err(|err| {
+                ClientError::malformed(format!("an SSE message is not JSON ({err})"))
+            })?;
+            match rpc::classify(message, id)? {
+                Incoming::Reply(reply) => break 'stream reply,
+                Incoming::Notification { method, params } if method == "notifications/progress" => {
+                    if let Some((token, callback)) = progress.as_mut() {
+                        if let Some(report) = Progress::for_token(&params, token) {
+                            callback(&report);
+                        }
+                    }
+                }
+                Incoming::Notification { .. } | Incoming::Unrelated => {}
+            }
+        }
+    };
+    // The server should end the stream after the response; give it a moment
+    // so the connection can be reused, and give up on reuse otherwise.
+    if !body.is_done()
+        && body
+            .reader()
+            .get_ref()
+            .set_read_timeout(Some(STREAM_END_GRACE.min(wait)))
+            .is_ok()
+    {
+        let _ = body.drain();
+        let _ = body.reader().get_ref().set_read_timeout(Some(wait));
+    }
+    reply.map_err(|fault| fault.into_error(200))
+}

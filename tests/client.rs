@@ -1,0 +1,1005 @@
+//! `toolhost::client` against a really bound host in both eras, and against
+//! a scripted server for what the host does not do (pages, event streams,
+//! fallbacks), checking every request the client writes against the
+//! official schemas.
+#![cfg(feature = "client")]
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+use support::{schema, Conn, JSON_HEADERS};
+use toolhost::client::{CallOptions, CancelHandle, Client, ClientError, ContentBlock, Era};
+use toolhost::{Content, HostConfig, Revision, StaticSurface, Tool, ToolHost, ToolOutcome};
+
+const ERAS: [Era; 2] = [Era::Stateful, Era::Stateless];
+
+/// A host with tools for every kind of answer, and a count of handler runs.
+/// Also returns how many `wait` handlers saw their call cancelled.
+fn host_with_tools() -> (
+    ToolHost,
+    toolhost::ToolSession,
+    Arc<AtomicUsize>,
+    Arc<AtomicUsize>,
+) {
+    // The default 8 workers and 6 call slots: some tests leave `wait`
+    // handlers running until the session drops.
+    let host = ToolHost::bind(HostConfig::default().server_name("client-tests")).unwrap();
+    let hits = Arc::new(AtomicUsize::new(0));
+    let stopped = Arc::new(AtomicUsize::new(0));
+    let saw_cancel = Arc::clone(&stopped);
+    let counted = |hits: &Arc<AtomicUsize>| {
+        let hits = Arc::clone(hits);
+        move || {
+            hits.fetch_add(1, Ordering::SeqCst);
+        }
+    };
+    let (echo, add, quota, boom, wait, sample, count) = (
+        counted(&hits),
+        counted(&hits),
+        counted(&hits),
+        counted(&hits),
+        counted(&hits),
+        counted(&hits),
+        counted(&hits),
+    );
+    let mut sampling = Map::new();
+    sampling.insert("sampling".into(), json!({}));
+    let surface = StaticSurface::new()
+        .tool(
+            Tool::new("echo", "Echoes text.").input_schema(json!({
+                "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})),
+            move |args, _| {
+                echo();
+                ToolOutcome::text(args["text"].as_str().unwrap_or_default())
+            },
+        )
+        .unwrap()
+        .tool(Tool::new("add", "Adds.").title("Add"), move |args, _| {
+            add();
+            let sum = args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0);
+            ToolOutcome::content([Content::text(sum.to_string()), Content::image(b"png", "image/png")])
+                .with_structured(json!({"sum": sum}))
+        })
+        .unwrap()
+        .tool(Tool::new("quota", "Declines."), move |_, _| {
+            quota();
+            ToolOutcome::declined("quota used up").with_code(json!("quota"))
+        })
+        .unwrap()
+        .tool(Tool::new("boom", "Panics."), move |_, _| {
+            boom();
+            panic!("on purpose")
+        })
+        .unwrap()
+        .tool(Tool::new("wait", "Waits until cancelled."), move |_, ctx| {
+            wait();
+            let mut step = 0.0;
+            while !ctx.is_cancelled() {
+                // Sent only when the client asked for progress; a write is
+                // how the host notices a closed stream.
+                step += 1.0;
+                ctx.progress(step, None, None);
+                thread::sleep(Duration::from_millis(5));
+            }
+            saw_cancel.fetch_add(1, Ordering::SeqCst);
+            ToolOutcome::text("stopped")
+        })
+        .unwrap()
+        .tool(Tool::new("count", "Reports three steps."), move |_, ctx| {
+            count();
+            for step in 1..=3 {
+                ctx.progress(f64::from(step), Some(3.0), Some(&format!("step {step}")));
+            }
+            ToolOutcome::text("counted")
+        })
+        .unwrap()
+        .tool(
+            Tool::new("summarize", "Needs sampling.").requires_client_capabilities(sampling),
+            move |_, _| {
+                sample();
+                ToolOutcome::text("summary")
+            },
+        )
+        .unwrap();
+    let session = host.open_session(surface);
+    (host, session, hits, stopped)
+}
+
+fn client(session: &toolhost::ToolSession, era: Era) -> Client {
+    session.client_builder().era(era).connect().unwrap()
+}
+
+#[test]
+fn lists_and_calls_tools_in_both_eras_through_the_real_endpoint() {
+    let (_host, session, hits, _) = host_with_tools();
+    for era in ERAS {
+        let mut client = client(&session, era);
+        assert_eq!(client.era(), era);
+        let tools = client.list_tools().unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["echo", "add", "quota", "boom", "wait", "count", "summarize"]
+        );
+        assert_eq!(tools[0].input_schema["required"], json!(["text"]));
+        assert_eq!(tools[1].title.as_deref(), Some("Add"));
+
+        let echoed = client.call_tool("echo", json!({"text": "hi"})).unwrap();
+        assert_eq!(echoed.content, [ContentBlock::Text { text: "hi".into() }]);
+        assert!(!echoed.is_error);
+        let added = client.call_tool("add", json!({"a": 2, "b": 3})).unwrap();
+        assert_eq!(added.text(), "5");
+        assert_eq!(added.structured_content, Some(json!({"sum": 5})));
+        assert!(
+            matches!(&added.content[1], ContentBlock::Image { mime_type, .. } if mime_type == "image/png")
+        );
+    }
+    assert_eq!(hits.load(Ordering::SeqCst), 4);
+    assert_eq!(session.calls_served(), 4);
+}
+
+#[test]
+fn the_session_client_is_ready_to_call_without_a_probe() {
+    let (_host, session, hits, _) = host_with_tools();
+    let mut client = session.client().unwrap();
+    assert_eq!(client.era(), Era::Stateless);
+    assert_eq!(client.revision(), Revision::V2026_07_28);
+    assert!(
+        client.server_info().is_none(),
+        "no request was needed to connect"
+    );
+    assert_eq!(
+        client
+            .call_tool("echo", json!({"text": "x"}))
+            .unwrap()
+            .text(),
+        "x"
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn auto_settles_on_the_stateless_era_against_toolhost() {
+    let (_host, session, _, _) = host_with_tools();
+    let client = Client::builder(&session.url())
+        .header("Authorization", &session.authorization())
+        .connect()
+        .unwrap();
+    assert_eq!(client.era(), Era::Stateless);
+    assert_eq!(client.server_info().unwrap().name, "client-tests");
+    assert_eq!(client.session_id(), None);
+}
+
+#[test]
+fn tool_errors_are_results_and_protocol_errors_are_errors_in_both_eras() {
+    let (_host, session, hits, _) = host_with_tools();
+    for era in ERAS {
+        let mut client = client(&session, era);
+        let declined = client.call_tool("quota", json!({})).unwrap();
+        assert!(declined.is_error);
+        assert_eq!(declined.text(), "quota used up");
+        assert_eq!(declined.structured_content, Some(json!({"code": "quota"})));
+        let failed = client.call_tool("boom", json!({})).unwrap();
+        assert!(failed.is_error);
+        assert!(!failed.text().contains("on purpose"));
+        let unknown = client.call_tool("nope", json!({})).unwrap();
+        assert!(unknown.is_error && unknown.text().contains("Unknown tool"));
+
+        let before = hits.load(Ordering::SeqCst);
+        let err = client.call_tool("echo", json!([1, 2])).unwrap_err();
+        let status = if era == Era::Stateful { 200 } else { 400 };
+        assert!(
+            matches!(&err, ClientError::Rpc { status: s, code: -32602, message, .. } if *s == status && message.contains("an array")),
+            "{era:?}: {err:?}"
+        );
+        assert!(err.to_string().contains("-32602"), "{err}");
+        assert_eq!(
+            hits.load(Ordering::SeqCst),
+            before,
+            "invalid params never reach a handler"
+        );
+        // The connection survives a JSON-RPC error.
+        assert_eq!(
+            client
+                .call_tool("echo", json!({"text": "ok"}))
+                .unwrap()
+                .text(),
+            "ok"
+        );
+    }
+}
+
+#[test]
+fn the_stateful_era_initializes_pings_and_deletes_its_mcp_session() {
+    let (host, session, _, _) = host_with_tools();
+    let mut client = client(&session, Era::Stateful);
+    assert_eq!(client.revision(), Revision::LATEST_STATEFUL);
+    assert_eq!(client.server_info().unwrap().name, "client-tests");
+    let mcp_session = client
+        .session_id()
+        .expect("toolhost issues a session id")
+        .to_owned();
+    client.ping().unwrap();
+    client.close().unwrap();
+
+    // The server forgot the MCP session: the id now gets 404.
+    let mut raw = Conn::open(host.local_addr()).unwrap();
+    let auth = session.authorization();
+    let mut headers = JSON_HEADERS.to_vec();
+    headers.extend([
+        ("Authorization", auth.as_str()),
+        ("Mcp-Session-Id", mcp_session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ]);
+    let reply = raw
+        .request(
+            "POST",
+            "/mcp",
+            &headers,
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+        )
+        .unwrap();
+    assert_eq!(reply.status, 404);
+}
+
+#[test]
+fn ping_in_the_stateless_era_is_refused_without_a_request() {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&events);
+    let host = ToolHost::bind(
+        HostConfig::default().on_event(move |e| sink.lock().unwrap().push(e.clone())),
+    )
+    .unwrap();
+    let session = host.open_session(StaticSurface::new());
+    let mut client = client(&session, Era::Stateless);
+    let err = client.ping().unwrap_err();
+    assert!(matches!(
+        err,
+        ClientError::NotInEra {
+            operation: "ping",
+            ..
+        }
+    ));
+    assert!(err.to_string().contains("2026-07-28"), "{err}");
+    assert!(
+        events.lock().unwrap().is_empty(),
+        "nothing reached the host"
+    );
+    // A stateless close sends nothing either, and succeeds.
+    client.close().unwrap();
+    assert!(events.lock().unwrap().is_empty());
+}
+
+#[test]
+fn a_wrong_or_revoked_bearer_is_unauthorized_with_the_challenge_and_never_reaches_the_handler() {
+    let (host, session, hits, _) = host_with_tools();
+    for era in [Era::Stateful, Era::Stateless, Era::Auto] {
+        let err = Client::builder(&host.url())
+            .bearer("th_wrong")
+            .era(era)
+            .connect()
+            .and_then(|mut c| c.call_tool("echo", json!({"text": "x"})))
+            .unwrap_err();
+        match &err {
+            ClientError::Unauthorized {
+                www_authenticate,
+                message,
+            } => {
+                assert_eq!(
+                    www_authenticate.as_deref(),
+                    Some("Bearer realm=\"toolhost\"")
+                );
+                assert!(message
+                    .as_deref()
+                    .is_some_and(|m| m.contains("Unauthorized")));
+            }
+            other => panic!("{era:?}: {other:?}"),
+        }
+        assert!(
+            err.to_string().contains("WWW-Authenticate: Bearer"),
+            "{err}"
+        );
+    }
+    let mut client = client(&session, Era::Stateful);
+    client.call_tool("echo", json!({"text": "before"})).unwrap();
+    drop(session);
+    let err = client
+        .call_tool("echo", json!({"text": "after"}))
+        .unwrap_err();
+    assert!(matches!(err, ClientError::Unauthorized { .. }), "{err:?}");
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn declared_capabilities_reach_the_server_in_both_eras() {
+    let (_host, session, hits, _) = host_with_tools();
+    for era in ERAS {
+        let mut bare = client(&session, era);
+        let err = bare.call_tool("summarize", json!({})).unwrap_err();
+        assert_eq!(err.rpc_code(), Some(-32021), "{era:?}: {err}");
+        let mut sampling = session
+            .client_builder()
+            .era(era)
+            .capabilities(json!({"sampling": {}}))
+            .connect()
+            .unwrap();
+        assert_eq!(
+            sampling.call_tool("summarize", json!({})).unwrap().text(),
+            "summary"
+        );
+    }
+    assert_eq!(hits.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_silent_server_times_out_and_the_client_recovers_on_a_new_connection() {
+    let (_host, session, _, _) = host_with_tools();
+    for era in ERAS {
+        let mut client = session
+            .client_builder()
+            .era(era)
+            .timeout(Duration::from_millis(200))
+            .connect()
+            .unwrap();
+        let err = client.call_tool("wait", json!({})).unwrap_err();
+        assert!(
+            matches!(err, ClientError::Timeout { waited } if waited == Duration::from_millis(200)),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("ClientBuilder::timeout"), "{err}");
+        let err = client
+            .call_tool_with(
+                "wait",
+                json!({}),
+                CallOptions::new().timeout(Duration::from_millis(50)),
+            )
+            .unwrap_err();
+        assert!(
+            matches!(err, ClientError::Timeout { waited } if waited == Duration::from_millis(50)),
+            "{err:?}"
+        );
+        assert_eq!(
+            client
+                .call_tool("echo", json!({"text": "again"}))
+                .unwrap()
+                .text(),
+            "again"
+        );
+    }
+    // The waiting handlers stop when the session goes.
+    drop(session);
+}
+
+#[test]
+fn a_cancelled_call_returns_at_once_reaches_the_handler_and_leaves_the_client_usable() {
+    let (_host, session, _, stopped) = host_with_tools();
+    for (n, era) in ERAS.into_iter().enumerate() {
+        let mut client = client(&session, era);
+        let cancel = CancelHandle::new();
+        let remote = cancel.clone();
+        let canceller = thread::spawn(move || {
+            thread::sleep(Duration::from_millis(100));
+            remote.cancel();
+        });
+        let started = Instant::now();
+        // Stateful cancels by notifications/cancelled; 2026-07-28 by closing
+        // the stream, which the host notices when it next writes to it — so
+        // that call asks for progress.
+        let mut options = CallOptions::new().cancel_with(&cancel);
+        if era == Era::Stateless {
+            options = options.on_progress(|_| {});
+        }
+        let err = client
+            .call_tool_with("wait", json!({}), options)
+            .unwrap_err();
+        canceller.join().unwrap();
+        assert!(matches!(err, ClientError::Cancelled), "{era:?}: {err:?}");
+        assert!(started.elapsed() < Duration::from_secs(20));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while stopped.load(Ordering::SeqCst) <= n && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(
+            stopped.load(Ordering::SeqCst),
+            n + 1,
+            "{era:?}: the handler saw the cancel"
+        );
+        assert_eq!(
+            client
+                .call_tool("echo", json!({"text": "next"}))
+                .unwrap()
+                .text(),
+            "next"
+        );
+    }
+    drop(session);
+}
+
+#[test]
+fn progress_streams_as_events_before_the_result_in_both_eras() {
+    let (_host, session, hits, _) = host_with_tools();
+    for era in ERAS {
+        let mut client = client(&session, era);
+        let mut reports = Vec::new();
+        let result = client
+            .call_tool_with(
+                "count",
+                json!({}),
+                CallOptions::new().on_progress(|p| {
+                    reports.push((p.progress, p.total, p.message.clone()));
+                }),
+            )
+            .unwrap();
+        assert_eq!(result.text(), "counted");
+        assert_eq!(
+            reports,
+            [1.0, 2.0, 3.0].map(|n| (n, Some(3.0), Some(format!("step {n}")))),
+            "{era:?}"
+        );
+        // Without a callback no progress is asked for, and none arrives.
+        assert_eq!(
+            client.call_tool("count", json!({})).unwrap().text(),
+            "counted"
+        );
+        // The stream ended cleanly, so the same client goes on.
+        assert_eq!(
+            client
+                .call_tool("echo", json!({"text": "after"}))
+                .unwrap()
+                .text(),
+            "after"
+        );
+    }
+    assert_eq!(hits.load(Ordering::SeqCst), 6);
+}
+
+#[test]
+fn a_call_with_a_cancelled_handle_never_reaches_the_server() {
+    let (_host, session, hits, _) = host_with_tools();
+    let mut client = client(&session, Era::Stateless);
+    let cancel = CancelHandle::new();
+    cancel.cancel();
+    let err = client
+        .call_tool_with(
+            "echo",
+            json!({"text": "x"}),
+            CallOptions::new().cancel_with(&cancel),
+        )
+        .unwrap_err();
+    assert!(matches!(err, ClientError::Cancelled));
+    assert_eq!(hits.load(Ordering::SeqCst), 0);
+    assert_eq!(session.calls_served(), 0);
+}
+
+#[test]
+fn a_progress_callback_does_not_disturb_a_call_the_server_answers_with_json() {
+    let (_host, session, _, _) = host_with_tools();
+    for era in ERAS {
+        let mut reports = 0;
+        let result = client(&session, era)
+            .call_tool_with(
+                "echo",
+                json!({"text": "p"}),
+                CallOptions::new().on_progress(|_| reports += 1),
+            )
+            .unwrap();
+        assert_eq!(result.text(), "p");
+        assert_eq!(reports, 0, "the host sends no progress for an instant tool");
+    }
+}
+
+#[test]
+fn connecting_to_a_closed_port_says_nothing_is_listening() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let err = Client::connect(&format!("http://127.0.0.1:{port}/mcp")).unwrap_err();
+    assert!(matches!(err, ClientError::Connect { .. }), "{err:?}");
+    assert!(err.to_string().contains("nothing is listening"), "{err}");
+}
+
+#[test]
+fn a_non_loopback_or_https_url_is_refused_before_any_connection() {
+    for url in [
+        "http://192.0.2.1:80/mcp",
+        "https://127.0.0.1:1/mcp",
+        "http://example.com/mcp",
+    ] {
+        let err = Client::connect(url).unwrap_err();
+        assert!(
+            matches!(err, ClientError::InvalidUrl { .. }),
+            "{url}: {err:?}"
+        );
+    }
+}
+
+#[test]
+fn a_host_that_shut_down_fails_the_next_call_with_a_connection_error() {
+    let (host, session, _, _) = host_with_tools();
+    let mut client = session
+        .client_builder()
+        .timeout(Duration::from_secs(1))
+        .connect()
+        .unwrap();
+    client.call_tool("echo", json!({"text": "x"})).unwrap();
+    host.shutdown();
+    // The host stops answering; whether its kept-alive connection is closed
+    // or left silent decides which error this is.
+    let err = client.call_tool("echo", json!({"text": "y"})).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ClientError::Io(_) | ClientError::Connect { .. } | ClientError::Timeout { .. }
+        ),
+        "{err:?}"
+    );
+    // A fresh connection finds nobody listening.
+    let err = session.client().unwrap_err();
+    assert!(matches!(err, ClientError::Connect { .. }), "{err:?}");
+}
+
+// --- a scripted server -------------------------------------------------------
+
+/// One request as the scripted server saw it.
+#[derive(Debug)]
+struct Seen {
+    method: String,
+    headers: Vec<(String, String)>,
+    body: Value,
+}
+
+impl Seen {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn id(&self) -> Value {
+        self.body["id"].clone()
+    }
+}
+
+type Reply = Box<dyn FnOnce(&Seen) -> Vec<u8> + Send>;
+
+/// Appended to a reply's bytes: the server hangs up after writing the rest.
+const HANG_UP: &[u8] = b"<hang up>";
+
+/// A server that answers each request with the next scripted reply, one
+/// connection at a time, and reports what it saw and how many connections
+/// it accepted.
+struct Scripted {
+    url: String,
+    done: JoinHandle<(Vec<Seen>, usize)>,
+}
+
+fn scripted(replies: Vec<Reply>) -> Scripted {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let done = thread::spawn(move || {
+        let mut replies = replies.into_iter();
+        let mut seen = Vec::new();
+        let mut connections = 0;
+        'accept: while replies.len() > 0 {
+            let (stream, _) = listener.accept().unwrap();
+            connections += 1;
+            let mut reader = BufReader::new(stream);
+            loop {
+                let Some(request) = read_request(&mut reader) else {
+                    continue 'accept;
+                };
+                let Some(reply) = replies.next() else {
+                    break 'accept;
+                };
+                let bytes = reply(&request);
+                seen.push(request);
+                if bytes.is_empty() {
+                    continue 'accept; // hang up without answering
+                }
+                let (bytes, hang_up) = match bytes.strip_suffix(HANG_UP) {
+                    Some(rest) => (rest, true),
+                    None => (&bytes[..], false),
+                };
+                reader.get_mut().write_all(bytes).unwrap();
+                if replies.len() == 0 {
+                    break 'accept;
+                }
+                if hang_up {
+                    continue 'accept;
+                }
+            }
+        }
+        (seen, connections)
+    });
+    Scripted { url, done }
+}
+
+fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Seen> {
+    let mut line = String::new();
+    if reader.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let method = line.split(' ').next()?.to_owned();
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).ok()?;
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        let (name, value) = line.split_once(':')?;
+        headers.push((name.trim().to_owned(), value.trim().to_owned()));
+    }
+    let length: usize = headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+        .map_or(0, |(_, v)| v.parse().unwrap());
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some(Seen {
+        method,
+        headers,
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+    })
+}
+
+fn json_reply(status: u16, headers: &str, body: &Value) -> Vec<u8> {
+    let body = body.to_string();
+    format!(
+        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// A chunked event stream, one chunk per event.
+fn sse_reply(events: &[Value]) -> Vec<u8> {
+    let mut out =
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+            .to_vec();
+    let mut chunks: Vec<String> = vec![
+        "id: prime-1\r\ndata: \r\n\r\n".into(),
+        ": keepalive\r\n\r\n".into(),
+    ];
+    chunks.extend(
+        events
+            .iter()
+            .map(|e| format!("event: message\r\ndata: {e}\r\n\r\n")),
+    );
+    for chunk in chunks {
+        out.extend_from_slice(format!("{:x}\r\n{chunk}\r\n", chunk.len()).as_bytes());
+    }
+    out.extend_from_slice(b"0\r\n\r\n");
+    out
+}
+
+fn result(seen: &Seen, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": seen.id(), "result": result})
+}
+
+fn ok(body: impl Fn(&Seen) -> Value + Send + 'static) -> Reply {
+    Box::new(move |seen| json_reply(200, "", &body(seen)))
+}
+
+fn accepted() -> Reply {
+    Box::new(|_| b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_vec())
+}
+
+fn page(tools: &[&str], next: Option<&str>) -> Reply {
+    let tools: Vec<Value> = tools
+        .iter()
+        .map(|name| json!({"name": name, "inputSchema": {"type": "object"}}))
+        .collect();
+    let next = next.map(str::to_owned);
+    ok(move |seen| {
+        let mut page = json!({"tools": tools});
+        if let Some(next) = &next {
+            page["nextCursor"] = next.clone().into();
+        }
+        result(seen, page)
+    })
+}
+
+fn stateless(url: &str) -> Client {
+    Client::builder(url).era(Era::Stateless).connect().unwrap()
+}
+
+#[test]
+fn list_tools_follows_next_cursor_until_the_last_page() {
+    let server = scripted(vec![
+        page(&["a", "b"], Some("p2")),
+        page(&["c"], Some("p3")),
+        page(&["d"], None),
+    ]);
+    let tools = stateless(&server.url).list_tools().unwrap();
+    let names: Vec<String> = tools.into_iter().map(|t| t.name).collect();
+    assert_eq!(names, ["a", "b", "c", "d"]);
+    let (seen, connections) = server.done.join().unwrap();
+    assert_eq!(connections, 1, "one keep-alive connection for every page");
+    let cursors: Vec<&Value> = seen.iter().map(|s| &s.body["params"]["cursor"]).collect();
+    assert_eq!(cursors, [&Value::Null, &json!("p2"), &json!("p3")]);
+    for request in &seen {
+        schema::assert_valid("2026-07-28", "ListToolsRequest", &request.body);
+    }
+}
+
+#[test]
+fn a_repeated_cursor_is_malformed_instead_of_looping() {
+    let server = scripted(vec![page(&["a"], Some("same")), page(&["b"], Some("same"))]);
+    let err = stateless(&server.url).list_tools().unwrap_err();
+    assert!(
+        matches!(err, ClientError::Malformed { .. }) && err.to_string().contains("twice"),
+        "{err}"
+    );
+    server.done.join().unwrap();
+}
+
+#[test]
+fn stateless_requests_carry_the_headers_and_meta_the_revision_requires() {
+    let server = scripted(vec![ok(|seen| result(seen, json!({"content": []})))]);
+    let mut client = Client::builder(&server.url)
+        .era(Era::Stateless)
+        .bearer("secret")
+        .header("X-Trace", "t1")
+        .client_info("rig", "9")
+        .connect()
+        .unwrap();
+    client.call_tool("grüße", json!({"n": 1})).unwrap();
+    let (seen, _) = server.done.join().unwrap();
+    let call = &seen[0];
+    schema::assert_valid("2026-07-28", "CallToolRequest", &call.body);
+    assert_eq!(call.method, "POST");
+    assert_eq!(call.header("MCP-Protocol-Version"), Some("2026-07-28"));
+    assert_eq!(call.header("Mcp-Method"), Some("tools/call"));
+    assert_eq!(call.header("Mcp-Name"), Some("=?base64?Z3LDvMOfZQ==?="));
+    assert_eq!(call.header("Authorization"), Some("Bearer secret"));
+    assert_eq!(call.header("X-Trace"), Some("t1"));
+    assert_eq!(
+        call.header("Accept"),
+        Some("application/json, text/event-stream")
+    );
+    assert_eq!(call.header("Mcp-Session-Id"), None);
+    let meta = &call.body["params"]["_meta"];
+    assert_eq!(
+        meta["io.modelcontextprotocol/clientInfo"],
+        json!({"name": "rig", "version": "9"})
+    );
+    assert_eq!(
+        meta["io.modelcontextprotocol/clientCapabilities"],
+        json!({})
+    );
+    assert_eq!(call.body["params"]["arguments"], json!({"n": 1}));
+}
+
+#[test]
+fn auto_falls_back_to_initialize_when_discover_is_refused_and_then_speaks_stateful() {
+    let server = scripted(vec![
+        Box::new(|seen: &Seen| {
+            let error = json!({"jsonrpc": "2.0", "id": seen.id(), "error": {"code": -32601, "message": "Method not found"}});
+            json_reply(404, "", &error)
+        }),
+        Box::new(|seen: &Seen| {
+            let init = result(
+                seen,
+                json!({
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "legacy", "version": "1"},
+                    "instructions": "Be kind.",
+                }),
+            );
+            json_reply(200, "Mcp-Session-Id: s-42\r\n", &init)
+        }),
+        accepted(),
+        ok(|seen| result(seen, json!({}))),
+        Box::new(|seen: &Seen| {
+            sse_reply(&[result(
+                seen,
+                json!({"content": [{"type": "text", "text": "done"}]}),
+            )])
+        }),
+        accepted(),
+    ]);
+    let mut client = Client::connect(&server.url).unwrap();
+    assert_eq!(client.era(), Era::Stateful);
+    assert_eq!(client.revision(), Revision::V2025_06_18);
+    assert_eq!(client.session_id(), Some("s-42"));
+    assert_eq!(client.instructions(), Some("Be kind."));
+    assert_eq!(client.server_info().unwrap().name, "legacy");
+    client.ping().unwrap();
+    assert_eq!(client.call_tool("x", Value::Null).unwrap().text(), "done");
+    client.close().unwrap();
+
+    let (seen, _) = server.done.join().unwrap();
+    let methods: Vec<&str> = seen
+        .iter()
+        .map(|s| s.body["method"].as_str().unwrap_or(&s.method))
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "server/discover",
+            "initialize",
+            "notifications/initialized",
+            "ping",
+            "tools/call",
+            "DELETE"
+        ]
+    );
+    schema::assert_valid("2026-07-28", "DiscoverRequest", &seen[0].body);
+    schema::assert_valid("2025-11-25", "InitializeRequest", &seen[1].body);
+    assert_eq!(seen[1].body["params"]["protocolVersion"], "2025-11-25");
+    assert_eq!(seen[1].header("Mcp-Session-Id"), None);
+    schema::assert_valid("2025-06-18", "InitializedNotification", &seen[2].body);
+    schema::assert_valid("2025-06-18", "PingRequest", &seen[3].body);
+    schema::assert_valid("2025-06-18", "CallToolRequest", &seen[4].body);
+    assert!(seen[4].body["params"].get("arguments").is_none());
+    for later in &seen[2..] {
+        assert_eq!(
+            later.header("Mcp-Session-Id"),
+            Some("s-42"),
+            "{}",
+            later.method
+        );
+        assert_eq!(later.header("MCP-Protocol-Version"), Some("2025-06-18"));
+        assert_eq!(later.header("Mcp-Method"), None);
+    }
+}
+
+#[test]
+fn an_event_stream_delivers_progress_then_the_result_and_keeps_the_connection() {
+    let server = scripted(vec![
+        Box::new(|seen: &Seen| {
+            let token = seen.body["params"]["_meta"]["progressToken"].clone();
+            let progress = |n: u32, token: &Value| {
+                json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                "params": {"progressToken": token, "progress": n, "total": 3, "message": format!("step {n}")}})
+            };
+            sse_reply(&[
+                progress(1, &token),
+                json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "other", "progress": 9}}),
+                json!({"jsonrpc": "2.0", "id": 99, "method": "ping"}),
+                json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}}),
+                progress(2, &token),
+                progress(3, &token),
+                result(
+                    seen,
+                    json!({"content": [{"type": "text", "text": "counted"}], "resultType": "complete"}),
+                ),
+            ])
+        }),
+        ok(|seen| {
+            result(
+                seen,
+                json!({"content": [{"type": "text", "text": "second"}]}),
+            )
+        }),
+    ]);
+    let mut client = stateless(&server.url);
+    let mut reports = Vec::new();
+    let counted = client
+        .call_tool_with(
+            "count",
+            json!({}),
+            CallOptions::new()
+                .on_progress(|p| reports.push((p.progress, p.total, p.message.clone()))),
+        )
+        .unwrap();
+    assert_eq!(counted.text(), "counted");
+    assert_eq!(
+        reports,
+        [1.0, 2.0, 3.0].map(|n| (n, Some(3.0), Some(format!("step {n}"))))
+    );
+    assert_eq!(
+        client.call_tool("again", json!({})).unwrap().text(),
+        "second"
+    );
+    let (seen, connections) = server.done.join().unwrap();
+    assert_eq!(
+        connections, 1,
+        "the stream ended cleanly, so the connection was reused"
+    );
+    assert_eq!(
+        seen[0].body["params"]["_meta"]["progressToken"],
+        seen[0].id()
+    );
+    assert!(seen[1].body["params"]["_meta"]
+        .get("progressToken")
+        .is_none());
+}
+
+#[test]
+fn a_stream_that_ends_without_the_response_is_malformed() {
+    let server = scripted(vec![Box::new(|_: &Seen| {
+        sse_reply(&[json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {}})])
+    })]);
+    let err = stateless(&server.url)
+        .call_tool("x", json!({}))
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("ended before the response"),
+        "{err}"
+    );
+    server.done.join().unwrap();
+}
+
+#[test]
+fn an_http_error_without_json_rpc_reports_status_and_body() {
+    let server = scripted(vec![Box::new(|_: &Seen| {
+        b"HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nupstream down".to_vec()
+    })]);
+    let err = stateless(&server.url)
+        .call_tool("x", json!({}))
+        .unwrap_err();
+    assert!(
+        matches!(&err, ClientError::Http { status: 502, body } if body == "upstream do"),
+        "{err:?}"
+    );
+    server.done.join().unwrap();
+}
+
+#[test]
+fn a_server_hanging_up_mid_answer_is_an_io_error_and_the_next_call_reconnects() {
+    let server = scripted(vec![
+        Box::new(|_: &Seen| {
+            [
+                &b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\""[..],
+                HANG_UP,
+            ]
+            .concat()
+        }),
+        Box::new(|_: &Seen| Vec::new()),
+        ok(|seen| result(seen, json!({"content": []}))),
+    ]);
+    let mut client = stateless(&server.url);
+    let first = client.call_tool("x", json!({}));
+    assert!(matches!(first, Err(ClientError::Io(_))), "{first:?}");
+    let second = client.call_tool("x", json!({}));
+    assert!(matches!(second, Err(ClientError::Io(_))), "{second:?}");
+    assert!(client.call_tool("x", json!({})).is_ok());
+    let (_, connections) = server.done.join().unwrap();
+    assert_eq!(connections, 3);
+}
+
+#[test]
+fn a_chunked_json_answer_and_a_close_delimited_one_are_both_read() {
+    let server = scripted(vec![
+        Box::new(|seen: &Seen| {
+            let body = result(
+                seen,
+                json!({"content": [{"type": "text", "text": "chunked"}]}),
+            )
+            .to_string();
+            let (a, b) = body.split_at(body.len() / 2);
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{a}\r\n{:x}\r\n{b}\r\n0\r\n\r\n",
+                a.len(),
+                b.len()
+            )
+            .into_bytes()
+        }),
+        Box::new(|seen: &Seen| {
+            let body = result(
+                seen,
+                json!({"content": [{"type": "text", "text": "closed"}]}),
+            );
+            format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{body}").into_bytes()
+        }),
+    ]);
+    let mut client = stateless(&server.url);
+    assert_eq!(client.call_tool("x", json!({})).unwrap().text(), "chunked");
+    // The scripted server closes the connection after its last reply.
+    assert_eq!(client.call_tool("x", json!({})).unwrap().text(), "closed");
+    server.done.join().unwrap();
+}
