@@ -17,7 +17,7 @@ use serde_json::{json, Map, Value};
 
 use crate::content::Content;
 use crate::error::Error;
-use crate::mcp::Revision;
+use crate::mcp::{header_params, HeaderParam, Revision};
 use crate::schema::Schema;
 
 mod presentation;
@@ -66,6 +66,8 @@ struct ToolSpec {
     input_schema: Value,
     /// `input_schema` compiled, or why it cannot be.
     input: Result<Schema, String>,
+    /// The arguments annotated with `x-mcp-header`, or the rule they break.
+    header_params: Result<Vec<HeaderParam>, String>,
     output_schema: Option<(Value, Result<Schema, String>)>,
     annotations: Option<ToolAnnotations>,
     icons: Vec<Icon>,
@@ -98,6 +100,7 @@ impl Tool {
                 title: None,
                 description: description.into(),
                 input: compile_object_schema(&input_schema, "inputSchema"),
+                header_params: Ok(Vec::new()),
                 input_schema,
                 output_schema: None,
                 annotations: None,
@@ -125,6 +128,7 @@ impl Tool {
     pub fn input_schema(mut self, schema: Value) -> Tool {
         let spec = Arc::make_mut(&mut self.spec);
         spec.input = compile_object_schema(&schema, "inputSchema");
+        spec.header_params = header_params(&schema);
         spec.input_schema = schema;
         self
     }
@@ -230,6 +234,12 @@ impl Tool {
                 problem: problem.clone(),
             });
         }
+        if let Err(problem) = &spec.header_params {
+            return Err(Error::InvalidInputSchema {
+                tool: name.clone(),
+                problem: problem.clone(),
+            });
+        }
         if let Some((_, Err(problem))) = &spec.output_schema {
             return Err(Error::InvalidOutputSchema {
                 tool: name.clone(),
@@ -268,6 +278,12 @@ impl Tool {
                     .map(move |warning| format!("{which} {warning}"))
             })
             .collect()
+    }
+
+    /// The arguments a 2026-07-28 client repeats in `Mcp-Param-*` headers
+    /// (`x-mcp-header`), found once when the schema was set.
+    pub(crate) fn header_params(&self) -> &[HeaderParam] {
+        self.spec.header_params.as_deref().unwrap_or_default()
     }
 
     /// Checks a call's arguments (already an object: absent and `null`

@@ -484,3 +484,40 @@ fn mcp_param_headers_must_repeat_annotated_arguments() {
         );
     }
 }
+
+#[test]
+fn a_tool_whose_x_mcp_header_breaks_the_rules_is_refused_at_registration() {
+    let cases = [
+        (
+            json!({"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}}),
+            "string, integer or boolean",
+        ),
+        (
+            json!({"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "bad name"}}}),
+            "HTTP token",
+        ),
+        (
+            json!({"type": "object", "properties": {
+            "a": {"type": "string", "x-mcp-header": "Same"},
+            "b": {"type": "string", "x-mcp-header": "same"}}}),
+            "unique",
+        ),
+        (
+            json!({"type": "object", "properties": {"list": {"type": "array",
+            "items": {"type": "string", "x-mcp-header": "Item"}}}}),
+            "\"properties\" alone",
+        ),
+    ];
+    for (schema, rule) in cases {
+        let err = StaticSurface::new()
+            .tool(Tool::new("t", "d").input_schema(schema.clone()), |_, _| {
+                ToolOutcome::text("")
+            })
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("x-mcp-header") && text.contains(rule),
+            "{schema}: {text}"
+        );
+    }
+}

@@ -21,6 +21,7 @@ use serde_json::Value;
 
 pub(crate) use jsonrpc::{failure, RpcError, INVALID_REQUEST, SERVER_ERROR};
 pub(crate) use lifecycle::McpSessions;
+pub(crate) use params::{header_params, HeaderParam};
 pub(crate) use tools::CallSlots;
 pub use version::Revision;
 

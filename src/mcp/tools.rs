@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 use super::jsonrpc::success;
 use super::jsonrpc::{RpcError, INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY};
 use super::lifecycle::Caller;
-use super::params::{check_headers, header_params};
+use super::params::check_headers;
 use super::stateless::complete;
 use super::version::Revision;
 use super::{Halt, Headers, Outlet, Service};
@@ -151,13 +151,8 @@ pub(crate) fn call(
         }
     };
     if let Some(headers) = param_headers {
-        // Registration refused tools whose annotations break the rules, so
-        // a schema that fails to parse here has none to check.
-        let listed = tool.to_json(revision);
-        if let Ok(annotated) = header_params(&listed["inputSchema"]) {
-            if let Err(mismatch) = check_headers(&annotated, &arguments, headers) {
-                return Ok(Err(mismatch));
-            }
+        if let Err(mismatch) = check_headers(tool.header_params(), &arguments, headers) {
+            return Ok(Err(mismatch));
         }
     }
     if let Some(missing) = missing_capabilities(&tool, &caller.capabilities) {
