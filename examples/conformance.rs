@@ -8,17 +8,17 @@
 //! Its first stdout line is `{"url", "authorization"}`; it serves until stdin
 //! closes or Ctrl-C.
 //!
-//! Fixtures that need features still being built (sampling, elicitation)
-//! are not registered yet: their scenarios are listed in
-//! `tests/interop/expected-failures.txt`.
+//! Every fixture of the scored scenarios is registered; the unscored
+//! `test_reconnection` (SSE resumption with an event store) is not.
 
 use std::io::{self, Read, Write};
 use std::thread;
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{json, Value};
 use toolhost::{
-    CallContext, Content, HostConfig, LogLevel, StaticSurface, Tool, ToolHost, ToolOutcome,
+    AskError, CallContext, Content, HostConfig, InputRequest, LogLevel, StaticSurface, Tool,
+    ToolHost, ToolOutcome,
 };
 
 /// A 1x1 PNG.
@@ -196,6 +196,219 @@ fn with_logging(_: &serde_json::Value, ctx: &CallContext) -> ToolOutcome {
     ToolOutcome::text("Tool with logging executed successfully")
 }
 
+/// Asks the client's model about `prompt` and reports its answer.
+fn sample_text(
+    ctx: &CallContext,
+    key: &str,
+    prompt: &str,
+    max_tokens: u32,
+) -> Result<String, AskError> {
+    let params = json!({"messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+                        "maxTokens": max_tokens});
+    let answer = ctx.ask(vec![InputRequest::sample(params).key(key)])?;
+    Ok(answer[0]["content"]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned())
+}
+
+/// A one-field form.
+fn form(field: &str, kind: &str) -> Value {
+    json!({"type": "object", "properties": {field: {"type": kind}}, "required": [field]})
+}
+
+/// The ask-back fixtures of 2025-11-25 (sampling and elicitation on the
+/// call's stream) and of 2026-07-28 (input_required rounds). The same code
+/// serves both: the host decides how the question travels.
+fn ask_back(surface: StaticSurface) -> Result<StaticSurface, toolhost::Error> {
+    surface
+        .tool(
+            Tool::new("test_sampling", "Asks the client's model about the prompt.")
+                .input_schema(json!({"type": "object",
+                    "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]})),
+            |args, ctx| {
+                let prompt = args["prompt"].as_str().unwrap_or_default();
+                match sample_text(ctx, "sample", prompt, 100) {
+                    Ok(text) => ToolOutcome::text(format!("LLM response: {text}")),
+                    Err(err) => err.into(),
+                }
+            },
+        )?
+        .tool(
+            Tool::new("test_elicitation", "Asks the user for a username and email.")
+                .input_schema(json!({"type": "object",
+                    "properties": {"message": {"type": "string"}}, "required": ["message"]})),
+            |args, ctx| {
+                let schema = json!({"type": "object", "properties": {
+                    "username": {"type": "string", "description": "User's response"},
+                    "email": {"type": "string", "description": "User's email address"}},
+                    "required": ["username", "email"]});
+                let message = args["message"].as_str().unwrap_or_default();
+                match ctx.ask(vec![InputRequest::elicit(message, schema)]) {
+                    Ok(answer) => ToolOutcome::text(format!(
+                        "User response: action={}, content={}",
+                        answer[0]["action"], answer[0]["content"]
+                    )),
+                    Err(err) => err.into(),
+                }
+            },
+        )?
+        .tool(
+            Tool::new("test_elicitation_sep1034_defaults", "Asks with defaults for every field."),
+            |_, ctx| {
+                let schema = json!({"type": "object", "properties": {
+                    "name": {"type": "string", "default": "John Doe"},
+                    "age": {"type": "integer", "default": 30},
+                    "score": {"type": "number", "default": 95.5},
+                    "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+                    "verified": {"type": "boolean", "default": true}},
+                    "required": []});
+                completed(ctx.ask(vec![InputRequest::elicit("Please review your profile", schema)]))
+            },
+        )?
+        .tool(
+            Tool::new("test_elicitation_sep1330_enums", "Asks with every enum variant."),
+            |_, ctx| {
+                let schema = json!({"type": "object", "properties": {
+                    "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                    "titledSingle": {"type": "string", "oneOf": [
+                        {"const": "value1", "title": "First Option"},
+                        {"const": "value2", "title": "Second Option"},
+                        {"const": "value3", "title": "Third Option"}]},
+                    "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
+                        "enumNames": ["Option One", "Option Two", "Option Three"]},
+                    "untitledMulti": {"type": "array", "minItems": 1, "maxItems": 3,
+                        "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+                    "titledMulti": {"type": "array", "minItems": 1, "maxItems": 3,
+                        "items": {"anyOf": [
+                            {"const": "value1", "title": "First Choice"},
+                            {"const": "value2", "title": "Second Choice"},
+                            {"const": "value3", "title": "Third Choice"}]}}},
+                    "required": []});
+                completed(ctx.ask(vec![InputRequest::elicit("Pick your options", schema)]))
+            },
+        )?
+        .tool(
+            Tool::new("test_input_required_result_elicitation", "Asks the user's name."),
+            |_, ctx| {
+                let ask = InputRequest::elicit("What is your name?", form("name", "string")).key("user_name");
+                match ctx.ask(vec![ask]) {
+                    Ok(answer) => ToolOutcome::text(format!(
+                        "Hello, {}!",
+                        answer[0]["content"]["name"].as_str().unwrap_or("stranger")
+                    )),
+                    Err(err) => err.into(),
+                }
+            },
+        )?
+        .tool(
+            Tool::new("test_input_required_result_sampling", "Asks the model a question."),
+            |_, ctx| match sample_text(ctx, "capital_question", "What is the capital of France?", 100) {
+                Ok(text) => ToolOutcome::text(format!("The model said: {text}")),
+                Err(err) => err.into(),
+            },
+        )?
+        .tool(
+            Tool::new("test_input_required_result_list_roots", "Asks for the client's roots."),
+            |_, ctx| match ctx.ask(vec![InputRequest::list_roots().key("client_roots")]) {
+                Ok(answer) => {
+                    let uris: Vec<&str> = answer[0]["roots"]
+                        .as_array()
+                        .map(|roots| roots.iter().filter_map(|r| r["uri"].as_str()).collect())
+                        .unwrap_or_default();
+                    ToolOutcome::text(format!("Roots: {}", uris.join(", ")))
+                }
+                Err(err) => err.into(),
+            },
+        )?
+        .tool(
+            Tool::new("test_input_required_result_request_state", "Asks for a confirmation."),
+            |_, ctx| {
+                let ask = InputRequest::elicit("Please confirm", form("ok", "boolean")).key("confirm");
+                match ctx.ask(vec![ask]) {
+                    // The host only hands over answers whose signed state
+                    // came back intact, so reaching here means it did.
+                    Ok(_) => ToolOutcome::text("state-ok: the request state came back intact"),
+                    Err(err) => err.into(),
+                }
+            },
+        )?
+        .tool(
+            Tool::new("test_input_required_result_multiple_inputs", "Asks three things at once."),
+            |_, ctx| {
+                let asks = vec![
+                    InputRequest::elicit("What is your name?", form("name", "string")).key("user_name"),
+                    InputRequest::sample(json!({"messages": [{"role": "user",
+                        "content": {"type": "text", "text": "Generate a greeting"}}], "maxTokens": 50}))
+                    .key("greeting"),
+                    InputRequest::list_roots().key("client_roots"),
+                ];
+                match ctx.ask(asks) {
+                    Ok(answers) => ToolOutcome::text(format!("received {} answers", answers.len())),
+                    Err(err) => err.into(),
+                }
+            },
+        )?
+        .tool(
+            Tool::new("test_input_required_result_multi_round", "Asks twice, one after the other."),
+            |_, ctx| {
+                let step1 = InputRequest::elicit("Step 1: What is your name?", form("name", "string")).key("step1");
+                let name = match ctx.ask(vec![step1]) {
+                    Ok(answer) => answer[0]["content"]["name"].clone(),
+                    Err(err) => return err.into(),
+                };
+                let step2 = InputRequest::elicit("Step 2: What is your favorite color?", form("color", "string")).key("step2");
+                match ctx.ask(vec![step2]) {
+                    Ok(answer) => ToolOutcome::text(format!(
+                        "{name} likes {}",
+                        answer[0]["content"]["color"]
+                    )),
+                    Err(err) => err.into(),
+                }
+            },
+        )?
+        .tool(
+            Tool::new("test_input_required_result_tampered_state", "Asks once, with a signed state."),
+            |_, ctx| {
+                let ask = InputRequest::elicit("Please confirm", form("ok", "boolean")).key("confirm");
+                match ctx.ask(vec![ask]) {
+                    Ok(_) => ToolOutcome::text("state verified"),
+                    Err(err) => err.into(),
+                }
+            },
+        )?
+        .tool(
+            Tool::new("test_input_required_result_capabilities", "Asks only what the client can answer."),
+            |_, ctx| {
+                let mut asks = Vec::new();
+                if ctx.can_elicit() {
+                    asks.push(InputRequest::elicit("What is your name?", form("name", "string")).key("elicit_input"));
+                }
+                if ctx.can_sample() {
+                    asks.push(InputRequest::sample(json!({"messages": [{"role": "user",
+                        "content": {"type": "text", "text": "Sample request"}}], "maxTokens": 50}))
+                    .key("sample_input"));
+                }
+                let keys: Vec<String> = asks.iter().map(|a| a.method().to_owned()).collect();
+                match ctx.ask(asks) {
+                    Ok(_) => ToolOutcome::text(format!("capabilities-ok: received {}", keys.join(", "))),
+                    Err(err) => err.into(),
+                }
+            },
+        )
+}
+
+/// The text the elicitation fixtures answer with.
+fn completed(answer: Result<Vec<Value>, AskError>) -> ToolOutcome {
+    match answer {
+        Ok(answer) => ToolOutcome::text(format!(
+            "Elicitation completed: action={}, content={}",
+            answer[0]["action"], answer[0]["content"]
+        )),
+        Err(err) => err.into(),
+    }
+}
+
 fn sampling() -> serde_json::Map<String, serde_json::Value> {
     let mut capabilities = serde_json::Map::new();
     capabilities.insert("sampling".into(), json!({}));
@@ -209,7 +422,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .capability_urls(true)
             .on_event(|event| eprintln!("[toolhost] {event:?}")),
     )?;
-    let session = host.open_session(fixtures()?);
+    let session = host.open_session(ask_back(fixtures()?)?);
     let url = session
         .capability_url()
         .ok_or("capability URLs were enabled but the session has none")?;

@@ -8,14 +8,19 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
+use crate::ask::{next_ask_id, AskError, Asking, Elicitation, InputRequest, Round};
 use crate::hub::Hub;
 use crate::mcp::{Outlet, Revision};
 use crate::session::{lock, SessionEntry};
+
+/// How often a handler waiting for a client's answer looks at its
+/// cancellation flag and deadline.
+const ASK_POLL: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// The context of one tool call.
 ///
@@ -36,12 +41,15 @@ use crate::session::{lock, SessionEntry};
 /// # let _ = slow;
 /// ```
 pub struct CallContext {
-    request_id: Value,
-    revision: Revision,
-    client: Option<ClientInfo>,
-    cancel: Arc<Cancellation>,
-    talk: Option<Talk>,
-    deadline: Option<Instant>,
+    pub(crate) request_id: Value,
+    pub(crate) revision: Revision,
+    pub(crate) client: Option<ClientInfo>,
+    pub(crate) cancel: Arc<Cancellation>,
+    pub(crate) talk: Option<Talk>,
+    pub(crate) deadline: Option<Instant>,
+    /// The client's declared capabilities.
+    pub(crate) capabilities: Value,
+    pub(crate) asking: Option<Asking>,
 }
 
 /// The client's self-description (`clientInfo`).
@@ -146,21 +154,179 @@ impl fmt::Debug for CallContext {
 }
 
 impl CallContext {
-    pub(crate) fn new(
-        request_id: Value,
-        revision: Revision,
-        client: Option<ClientInfo>,
-        cancel: Arc<Cancellation>,
-        talk: Option<Talk>,
-        deadline: Option<Instant>,
-    ) -> CallContext {
-        CallContext {
-            request_id,
-            revision,
-            client,
-            cancel,
-            talk,
-            deadline,
+    /// What this run asked that had no answer yet (2026-07-28), for the
+    /// host's `input_required` result; `None` in the stateful revisions.
+    pub(crate) fn into_round(self) -> Option<Round> {
+        match self.asking {
+            Some(Asking::Rounds { round, .. }) => Some(
+                round
+                    .into_inner()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            ),
+            _ => None,
+        }
+    }
+
+    fn declared(&self, capability: &str) -> bool {
+        self.capabilities.get(capability).is_some()
+    }
+
+    /// Whether the client can be asked to fill in a form
+    /// ([`CallContext::elicit`]): it declared `elicitation`, in a revision
+    /// that has it (2025-06-18 on).
+    pub fn can_elicit(&self) -> bool {
+        self.declared("elicitation") && self.revision >= Revision::V2025_06_18
+    }
+
+    /// Whether the client can be asked for a completion
+    /// ([`CallContext::sample`]): it declared `sampling`.
+    pub fn can_sample(&self) -> bool {
+        self.declared("sampling")
+    }
+
+    /// Whether the client can be asked for its roots
+    /// ([`CallContext::list_roots`]): it declared `roots`.
+    pub fn can_list_roots(&self) -> bool {
+        self.declared("roots")
+    }
+
+    /// Asks the user to fill in a form and blocks until the answer comes
+    /// (see [`InputRequest::elicit`] for the schemas allowed). The content of
+    /// an accepted form has been checked against `requested_schema`.
+    ///
+    /// In 2026-07-28 the first run gets [`AskError::InputRequired`]: return
+    /// it (`return err.into()`), and the host runs the handler again once the
+    /// client has answered. See the [`ask`](crate::InputRequest) module notes.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolhost::{CallContext, Elicitation, ToolOutcome};
+    ///
+    /// fn pay(_args: &serde_json::Value, ctx: &CallContext) -> ToolOutcome {
+    ///     let form = json!({"type": "object",
+    ///         "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]});
+    ///     match ctx.elicit("Pay 20 credits?", form) {
+    ///         Ok(Elicitation::Accept(answer)) if answer["ok"] == true => ToolOutcome::text("paid"),
+    ///         Ok(_) => ToolOutcome::declined("the user said no"),
+    ///         Err(err) => err.into(),
+    ///     }
+    /// }
+    /// # let _ = pay;
+    /// ```
+    pub fn elicit(&self, message: &str, requested_schema: Value) -> Result<Elicitation, AskError> {
+        let mut answers = self.ask(vec![InputRequest::elicit(message, requested_schema)])?;
+        Ok(Elicitation::from_answer(&answers.remove(0)))
+    }
+
+    /// Asks the client's model for a completion (`sampling/createMessage`
+    /// with `params`) and blocks until it answers; returns the client's
+    /// `CreateMessageResult` (`role`, `content`, `model`, …).
+    pub fn sample(&self, params: Value) -> Result<Value, AskError> {
+        let mut answers = self.ask(vec![InputRequest::sample(params)])?;
+        Ok(answers.remove(0))
+    }
+
+    /// Asks for the client's roots; returns its `roots` array.
+    pub fn list_roots(&self) -> Result<Vec<Value>, AskError> {
+        let mut answers = self.ask(vec![InputRequest::list_roots()])?;
+        Ok(answers.remove(0)["roots"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    /// Asks several questions at once and returns the answers in order (raw
+    /// results: an elicitation's `{action, content}`, a `CreateMessageResult`,
+    /// a `ListRootsResult`). In 2026-07-28 the client gets all the
+    /// unanswered ones in one `input_required` round.
+    pub fn ask(&self, requests: Vec<InputRequest>) -> Result<Vec<Value>, AskError> {
+        for request in &requests {
+            let capability = request.capability();
+            if !self.declared(capability) {
+                return Err(AskError::NotSupported { capability });
+            }
+            request.check(self.revision)?;
+        }
+        match &self.asking {
+            Some(Asking::Rounds { answers, round }) => {
+                Asking::from_rounds(answers, round, &requests)
+            }
+            Some(Asking::Stream { entry, mcp_session }) => {
+                self.ask_on_stream(entry, mcp_session.as_ref(), requests)
+            }
+            None => Err(AskError::Disconnected),
+        }
+    }
+
+    fn ask_on_stream(
+        &self,
+        entry: &SessionEntry,
+        mcp_session: Option<&String>,
+        requests: Vec<InputRequest>,
+    ) -> Result<Vec<Value>, AskError> {
+        let talk = self.talk.as_ref().ok_or(AskError::Disconnected)?;
+        let mut waiting = Vec::with_capacity(requests.len());
+        let forget = |waiting: &[(String, mpsc::Receiver<_>, InputRequest)]| {
+            for (id, _, _) in waiting {
+                entry.forget_answer(id);
+            }
+        };
+        for request in requests {
+            let id = next_ask_id();
+            let answer = entry.expect_answer(&id, mcp_session.cloned());
+            let message = json!({"jsonrpc": "2.0", "id": id, "method": request.method(),
+                                 "params": request.params()});
+            waiting.push((id, answer, request));
+            if self.cancel.is_cancelled() || talk.outlet.notify(&message).is_err() {
+                forget(&waiting);
+                self.cancel
+                    .cancel("the client closed the response stream", true);
+                return Err(AskError::Disconnected);
+            }
+        }
+        let mut answers = Vec::with_capacity(waiting.len());
+        for (id, answer, request) in &waiting {
+            match self.await_answer(answer, request) {
+                Ok(value) => answers.push(value),
+                Err(err) => {
+                    forget(&waiting);
+                    return Err(err);
+                }
+            }
+            entry.forget_answer(id);
+        }
+        Ok(answers)
+    }
+
+    /// Waits for one answer, waking for cancellation and the deadline.
+    fn await_answer(
+        &self,
+        answer: &mpsc::Receiver<Result<Value, Value>>,
+        request: &InputRequest,
+    ) -> Result<Value, AskError> {
+        loop {
+            if self.cancel.is_cancelled() {
+                return Err(AskError::Cancelled(
+                    self.cancelled_reason().unwrap_or_default(),
+                ));
+            }
+            if self.deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(AskError::TimedOut);
+            }
+            match answer.recv_timeout(ASK_POLL) {
+                Ok(Ok(value)) => {
+                    request.check_answer(&value)?;
+                    return Ok(value);
+                }
+                Ok(Err(error)) => {
+                    return Err(AskError::Refused {
+                        code: error["code"].as_i64().unwrap_or(0),
+                        message: error["message"].as_str().unwrap_or("").to_owned(),
+                    })
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Err(AskError::Disconnected),
+            }
         }
     }
 

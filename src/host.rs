@@ -19,7 +19,7 @@ use crate::error::Error;
 use crate::event::{Event, EventHook};
 use crate::http::{self, Transport};
 use crate::hub::Hub;
-use crate::mcp::{CacheHint, CacheScope, CallSlots, Service};
+use crate::mcp::{CacheHint, CacheScope, CallSlots, Service, StateSigner};
 use crate::session::{lock, Endpoint, SessionTable, ToolSession};
 use crate::surface::ToolSurface;
 use crate::timer::Timer;
@@ -372,6 +372,7 @@ impl ToolHost {
                 slots: CallSlots::new(slots),
                 hub: Arc::clone(&hub),
                 timer: Arc::clone(&timer),
+                states: StateSigner::new(),
                 call_timeout: config.call_timeout,
                 long_call_report: config.long_call_report,
             },

@@ -44,6 +44,7 @@
 #![deny(missing_docs)]
 
 mod acp;
+mod ask;
 mod base64;
 #[cfg(feature = "client")]
 pub mod client;
@@ -51,6 +52,7 @@ mod content;
 mod context;
 mod error;
 mod event;
+mod hmac;
 mod host;
 mod http;
 mod hub;
@@ -62,6 +64,7 @@ mod surface;
 mod timer;
 mod tool;
 
+pub use ask::{AskError, Elicitation, InputRequest};
 pub use content::{Content, Role};
 pub use context::{CallContext, ClientInfo, LogLevel};
 pub use error::Error;

@@ -16,7 +16,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::Value;
 
@@ -125,12 +125,16 @@ impl SessionTable {
     fn insert(&self, surface: Box<dyn ToolSurface>) -> (u64, String, Arc<SessionEntry>) {
         let mut secret = [0u8; SECRET_BYTES];
         random_bytes(&mut secret);
+        let mut binding = [0u8; 16];
+        random_bytes(&mut binding);
         let entry = Arc::new(SessionEntry {
             secret,
+            binding,
             surface,
             calls_served: AtomicU64::new(0),
             gate: Mutex::default(),
             mcp: Mutex::default(),
+            asks: Mutex::default(),
         });
         let mut sessions = lock(&self.sessions);
         let locator = loop {
@@ -186,11 +190,23 @@ impl SessionTable {
 /// One live session: its secret, its surface and its calls.
 pub(crate) struct SessionEntry {
     secret: [u8; SECRET_BYTES],
+    /// A random, non-secret identity that signed request states are bound
+    /// to, so that a state minted for one session is refused by another.
+    pub(crate) binding: [u8; 16],
     pub(crate) surface: Box<dyn ToolSurface>,
     calls_served: AtomicU64,
     gate: Mutex<Gate>,
     /// The MCP sessions (`Mcp-Session-Id`) opened under this bearer.
     pub(crate) mcp: Mutex<McpSessions>,
+    /// Requests sent to the client whose answers a handler awaits, by id.
+    asks: Mutex<HashMap<String, PendingAsk>>,
+}
+
+/// A request to the client awaiting its answer.
+struct PendingAsk {
+    /// The MCP session it was sent in; the answer must come from it.
+    mcp_session: Option<String>,
+    reply: mpsc::Sender<Result<Value, Value>>,
 }
 
 /// Admission state: the revoked flag and the calls in flight, under one lock
@@ -255,6 +271,43 @@ impl SessionEntry {
         for call in lock(&self.gate).in_flight.values() {
             call.cancel.cancel(reason, false);
         }
+    }
+
+    /// Waits for the answer to request `id`, sent in `mcp_session`.
+    pub(crate) fn expect_answer(
+        &self,
+        id: &str,
+        mcp_session: Option<String>,
+    ) -> mpsc::Receiver<Result<Value, Value>> {
+        let (reply, answer) = mpsc::channel();
+        lock(&self.asks).insert(id.to_owned(), PendingAsk { mcp_session, reply });
+        answer
+    }
+
+    /// Stops waiting for request `id`.
+    pub(crate) fn forget_answer(&self, id: &str) {
+        lock(&self.asks).remove(id);
+    }
+
+    /// Hands a client's answer (a JSON-RPC response) to the handler awaiting
+    /// it; `false` when none awaits this id from this MCP session (wrong,
+    /// late or repeated), which leaves any other pending request untouched.
+    pub(crate) fn deliver_answer(
+        &self,
+        id: &Value,
+        mcp_session: Option<&str>,
+        outcome: Result<Value, Value>,
+    ) -> bool {
+        let Some(id) = id.as_str() else { return false };
+        let mut asks = lock(&self.asks);
+        let matches = asks
+            .get(id)
+            .is_some_and(|ask| ask.mcp_session.as_deref() == mcp_session);
+        if !matches {
+            return false;
+        }
+        asks.remove(id)
+            .is_some_and(|ask| ask.reply.send(outcome).is_ok())
     }
 
     /// Cancels the call answering `key`, at the client's request; `false`

@@ -61,8 +61,12 @@ pub(crate) enum Message {
         method: String,
         params: Option<Value>,
     },
-    /// The client's response to a request of ours.
-    Response,
+    /// The client's response to a request of ours: its result, or its
+    /// error object.
+    Response {
+        id: Value,
+        outcome: Result<Value, Value>,
+    },
 }
 
 /// Why a message could not be classified, with the id to answer when one was
@@ -121,8 +125,12 @@ pub(crate) fn classify(value: Value) -> Result<Message, Invalid> {
             params: object.remove("params"),
         }),
         (Some(_), _) => Err(invalid("method must be a string")),
-        (None, Some(_)) if object.contains_key("result") || object.contains_key("error") => {
-            Ok(Message::Response)
+        (None, Some(id)) if object.contains_key("result") || object.contains_key("error") => {
+            let outcome = match object.remove("result") {
+                Some(result) => Ok(result),
+                None => Err(object.remove("error").unwrap_or(Value::Null)),
+            };
+            Ok(Message::Response { id, outcome })
         }
         (None, _) => Err(invalid(
             "the message is neither a request, a notification nor a response",
@@ -169,7 +177,13 @@ mod tests {
             }
         );
         let response = classify(json!({"jsonrpc":"2.0","id":"a","result":{}})).unwrap();
-        assert_eq!(response, Message::Response);
+        assert_eq!(
+            response,
+            Message::Response {
+                id: json!("a"),
+                outcome: Ok(json!({}))
+            }
+        );
     }
 
     #[test]

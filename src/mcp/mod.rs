@@ -11,6 +11,7 @@
 mod jsonrpc;
 mod lifecycle;
 mod params;
+mod state;
 mod stateless;
 mod tools;
 mod version;
@@ -22,6 +23,7 @@ use serde_json::Value;
 pub(crate) use jsonrpc::{failure, RpcError, INVALID_REQUEST, SERVER_ERROR};
 pub(crate) use lifecycle::McpSessions;
 pub(crate) use params::{header_params, HeaderParam};
+pub(crate) use state::StateSigner;
 pub(crate) use tools::CallSlots;
 pub use version::Revision;
 
@@ -48,6 +50,7 @@ pub(crate) struct Service {
     pub(crate) slots: tools::CallSlots,
     pub(crate) hub: Arc<Hub>,
     pub(crate) timer: Arc<Timer>,
+    pub(crate) states: state::StateSigner,
     pub(crate) call_timeout: Option<std::time::Duration>,
     pub(crate) long_call_report: Option<std::time::Duration>,
 }
@@ -405,7 +408,7 @@ fn one(
             turn.notification(&method, params.as_ref());
             HttpResponse::empty(202)
         }
-        Message::Response => HttpResponse::empty(202),
+        Message::Response { id, outcome } => turn.response(&id, outcome),
     })
 }
 
@@ -475,7 +478,9 @@ fn batch(
             Ok(Message::Notification { method, params }) => {
                 turn.notification(&method, params.as_ref());
             }
-            Ok(Message::Response) => {}
+            Ok(Message::Response { id, outcome }) => {
+                turn.response(&id, outcome);
+            }
             Err(invalid) => replies.push(failure(invalid.id.as_ref(), &invalid.error)),
         }
     }
@@ -528,6 +533,22 @@ impl Turn<'_> {
             lock(&self.entry.mcp).set_log_level(id, level);
         }
         Ok(Value::Object(serde_json::Map::new()))
+    }
+
+    /// Hands a client's answer to the handler awaiting it: 202, or 400 for
+    /// an id no handler awaits from this MCP session (wrong, late, repeated).
+    fn response(&self, id: &Value, outcome: Result<Value, Value>) -> HttpResponse {
+        if self
+            .entry
+            .deliver_answer(id, self.caller.session_id.as_deref(), outcome)
+        {
+            return HttpResponse::empty(202);
+        }
+        let error = RpcError::new(
+            INVALID_REQUEST,
+            format!("no request of this server awaits a response with id {id} in this session; it was answered, cancelled or never sent"),
+        );
+        self.service.refuse(400, None, &error)
     }
 
     /// Acts on a notification; unknown ones are ignored, as JSON-RPC asks.

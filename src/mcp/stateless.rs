@@ -168,7 +168,9 @@ fn check(method: &str, params: Option<&Value>, headers: &Headers) -> Result<Call
 /// identity in `_meta`.
 pub(crate) fn complete(service: &Service, mut result: Value) -> Value {
     if let Value::Object(fields) = &mut result {
-        fields.insert("resultType".into(), "complete".into());
+        fields
+            .entry("resultType")
+            .or_insert_with(|| "complete".into());
         let meta = fields
             .entry("_meta")
             .or_insert_with(|| Value::Object(Map::new()));
@@ -207,8 +209,13 @@ pub(crate) fn post(
 ) -> Result<Reply, Halt> {
     let (id, method, params) = match classify(value) {
         Ok(Message::Request { id, method, params }) => (id, method, params),
-        Ok(Message::Notification { .. } | Message::Response) => {
-            return Ok(Reply::Http(HttpResponse::empty(202)))
+        Ok(Message::Notification { .. }) => return Ok(Reply::Http(HttpResponse::empty(202))),
+        Ok(Message::Response { id, .. }) => {
+            let error = RpcError::new(
+                INVALID_REQUEST,
+                format!("a 2026-07-28 server sends no requests, so no response (id {id}) is awaited; answer input requests in the retried call's inputResponses"),
+            );
+            return Ok(Reply::Http(service.refuse(400, None, &error)));
         }
         Err(invalid) => {
             return Ok(Reply::Http(service.refuse(

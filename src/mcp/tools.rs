@@ -16,9 +16,11 @@ use super::jsonrpc::success;
 use super::jsonrpc::{RpcError, INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY};
 use super::lifecycle::Caller;
 use super::params::check_headers;
+use super::state::fingerprint;
 use super::stateless::complete;
 use super::version::Revision;
 use super::{Halt, Headers, Outlet, Service};
+use crate::ask::{Asking, Round};
 use crate::context::{CallContext, Talk};
 use crate::event::{CallResult, Event};
 use crate::session::{CallKey, CallTicket, SessionEntry};
@@ -171,6 +173,10 @@ pub(crate) fn call(
             "isError": true,
         })));
     }
+    let asking = match ask_channel(service, entry, caller, &tool, &arguments, params) {
+        Ok(asking) => asking,
+        Err(error) => return Ok(Err(error)),
+    };
     let _slot = service.slots.take()?;
     let key = caller.session_id.as_ref().map(|session| CallKey {
         mcp_session: session.clone(),
@@ -190,14 +196,16 @@ pub(crate) fn call(
     );
     let started = Instant::now();
     let deadline = service.call_timeout.map(|limit| started + limit);
-    let ctx = CallContext::new(
-        request_id.clone(),
+    let ctx = CallContext {
+        request_id: request_id.clone(),
         revision,
-        caller.client.clone(),
-        Arc::clone(&ticket.cancel),
-        Some(talk),
+        client: caller.client.clone(),
+        cancel: Arc::clone(&ticket.cancel),
+        talk: Some(talk),
         deadline,
-    );
+        capabilities: caller.capabilities.clone(),
+        asking: Some(asking),
+    };
     service.emit(|| Event::CallStarted {
         tool: tool.name().to_owned(),
     });
@@ -245,6 +253,9 @@ pub(crate) fn call(
     });
     if cancelled_by_client {
         return Err(Halt::Cancelled);
+    }
+    if let Some(round) = ctx.into_round().filter(|round| !round.needed.is_empty()) {
+        return Ok(Ok(input_required(service, entry, &tool, &arguments, round)));
     }
     Ok(Ok(render(&outcome, revision)))
 }
@@ -342,6 +353,64 @@ fn watch(
         }));
     }
     jobs
+}
+
+/// How the call will reach its client with questions: on its stream
+/// (stateful), or through rounds whose answers so far arrive in the signed
+/// `requestState` and the retry's `inputResponses` (2026-07-28).
+fn ask_channel(
+    service: &Service,
+    entry: &Arc<SessionEntry>,
+    caller: &Caller,
+    tool: &Tool,
+    arguments: &Value,
+    params: Option<&Value>,
+) -> Result<Asking, RpcError> {
+    if !caller.revision.is_stateless() {
+        return Ok(Asking::Stream {
+            entry: Arc::clone(entry),
+            mcp_session: caller.session_id.clone(),
+        });
+    }
+    let mut answers = match params.and_then(|p| p.get("requestState")) {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::String(state)) => service
+            .states
+            .open(state, &fingerprint(entry, tool.name(), arguments))
+            .map_err(|why| RpcError::invalid_params(format!("invalid requestState: {why}")))?,
+        Some(_) => return Err(RpcError::invalid_params("requestState must be a string")),
+    };
+    match params.and_then(|p| p.get("inputResponses")) {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(responses)) => {
+            answers.extend(responses.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        Some(_) => {
+            return Err(RpcError::invalid_params(
+                "inputResponses must be an object mapping each input request's key to the client's result",
+            ))
+        }
+    }
+    Ok(Asking::Rounds {
+        answers,
+        round: std::sync::Mutex::default(),
+    })
+}
+
+/// The 2026-07-28 answer to a run that asked what the client has not
+/// answered yet: the questions, and a signed state with the answers so far.
+fn input_required(
+    service: &Service,
+    entry: &SessionEntry,
+    tool: &Tool,
+    arguments: &Value,
+    round: Round,
+) -> Value {
+    let requests: Map<String, Value> = round.needed.into_iter().collect();
+    let state = service
+        .states
+        .sign(&fingerprint(entry, tool.name(), arguments), &round.used);
+    json!({"resultType": "input_required", "inputRequests": requests, "requestState": state})
 }
 
 /// The `-32021` error when the client lacks a capability the tool requires.

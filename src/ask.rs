@@ -1,0 +1,510 @@
+//! Asking the client mid-call: elicitation (the user), sampling (the
+//! model) and roots, from a blocking handler.
+//!
+//! The two eras ask differently, and the handler does not need to know:
+//!
+//! - **Stateful revisions**: the request goes out on the call's event
+//!   stream with a fresh id; the handler blocks until the client POSTs the
+//!   answer (any worker routes it here), the call is cancelled, or its
+//!   deadline passes.
+//! - **2026-07-28** (multi round-trip requests): nothing can wait across
+//!   requests, so the host *re-runs* the handler. An ask the request has no
+//!   answer for ends the run with [`AskError::InputRequired`]; the host
+//!   answers `resultType: "input_required"` with every unanswered request and
+//!   a signed `requestState` holding the answers so far; the client's retry
+//!   carries the new answers, and the handler runs again from the top,
+//!   finding every answer this time. Nothing is parked between rounds, so a
+//!   retry that never comes costs nothing. The price: a handler must not do
+//!   irreversible work before its last ask (ask first, then act), as it may
+//!   run once per round.
+
+use std::fmt;
+
+use serde_json::{json, Map, Value};
+
+use crate::mcp::Revision;
+use crate::schema::Schema;
+use crate::tool::ToolOutcome;
+
+/// One question for the client: an elicitation, a sampling request, or a
+/// request for the client's roots.
+///
+/// ```
+/// use serde_json::json;
+/// use toolhost::InputRequest;
+///
+/// let confirm = InputRequest::elicit(
+///     "Transfer 500 credits?",
+///     json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}),
+/// )
+/// .key("confirm");
+/// assert_eq!(confirm.method(), "elicitation/create");
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputRequest {
+    key: Option<String>,
+    method: &'static str,
+    params: Value,
+}
+
+impl InputRequest {
+    /// Asks the user to fill in a form: `requested_schema` is the restricted
+    /// object schema MCP allows for elicitation (flat properties of string,
+    /// number, integer, boolean, enums, and from 2025-11-25 multi-select
+    /// arrays), checked before anything is sent.
+    pub fn elicit(message: impl Into<String>, requested_schema: Value) -> InputRequest {
+        InputRequest {
+            key: None,
+            method: "elicitation/create",
+            params: json!({"message": message.into(), "requestedSchema": requested_schema}),
+        }
+    }
+
+    /// Asks the user to visit a URL (URL-mode elicitation, 2025-11-25 on),
+    /// for flows that must not pass through the client, such as a payment
+    /// or a sign-in.
+    pub fn elicit_url(
+        message: impl Into<String>,
+        url: impl Into<String>,
+        elicitation_id: impl Into<String>,
+    ) -> InputRequest {
+        InputRequest {
+            key: None,
+            method: "elicitation/create",
+            params: json!({"mode": "url", "message": message.into(), "url": url.into(),
+                           "elicitationId": elicitation_id.into()}),
+        }
+    }
+
+    /// Asks the client's model for a completion: `params` are those of
+    /// `sampling/createMessage` (`messages`, `maxTokens`, and optionally
+    /// `systemPrompt`, `modelPreferences`, …).
+    pub fn sample(params: Value) -> InputRequest {
+        InputRequest {
+            key: None,
+            method: "sampling/createMessage",
+            params,
+        }
+    }
+
+    /// Asks for the client's roots (`roots/list`).
+    pub fn list_roots() -> InputRequest {
+        InputRequest {
+            key: None,
+            method: "roots/list",
+            params: json!({}),
+        }
+    }
+
+    /// Names the request: in 2026-07-28 the key under which the client
+    /// answers it (`inputRequests` / `inputResponses`). Keys default to
+    /// `input-1`, `input-2`, … in the order the handler asks.
+    #[must_use]
+    pub fn key(mut self, key: impl Into<String>) -> InputRequest {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// The JSON-RPC method the client receives.
+    pub fn method(&self) -> &str {
+        self.method
+    }
+
+    /// The capability the client must have declared to be asked this.
+    pub(crate) fn capability(&self) -> &'static str {
+        match self.method {
+            "elicitation/create" => "elicitation",
+            "sampling/createMessage" => "sampling",
+            _ => "roots",
+        }
+    }
+
+    pub(crate) fn explicit_key(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
+
+    pub(crate) fn params(&self) -> &Value {
+        &self.params
+    }
+
+    /// Checks what can be checked before sending: the revision knows the
+    /// method, and an elicitation's schema is one MCP allows.
+    pub(crate) fn check(&self, revision: Revision) -> Result<(), AskError> {
+        if self.method != "elicitation/create" {
+            return Ok(());
+        }
+        if revision < Revision::V2025_06_18 {
+            return Err(AskError::NotSupported {
+                capability: "elicitation",
+            });
+        }
+        if self.params.get("mode").and_then(Value::as_str) == Some("url") {
+            return if revision >= Revision::V2025_11_25 {
+                Ok(())
+            } else {
+                Err(AskError::InvalidRequest(format!(
+                    "URL-mode elicitation needs revision 2025-11-25; the client speaks {revision}"
+                )))
+            };
+        }
+        check_requested_schema(&self.params["requestedSchema"], revision)
+            .map_err(AskError::InvalidRequest)
+    }
+
+    /// Checks an answer against what was asked: an elicitation's action and
+    /// content (against its requested schema), a sampling result's shape.
+    pub(crate) fn check_answer(&self, answer: &Value) -> Result<(), AskError> {
+        let bad = |why: String| Err(AskError::InvalidResponse(why));
+        match self.method {
+            "elicitation/create" => {
+                let action = answer.get("action").and_then(Value::as_str);
+                match action {
+                    Some("decline" | "cancel") => Ok(()),
+                    Some("accept") if self.params.get("mode").is_some() => Ok(()),
+                    Some("accept") => {
+                        let content = answer.get("content").cloned().unwrap_or(json!({}));
+                        let schema = Schema::compile(&self.params["requestedSchema"])
+                            .map_err(|e| AskError::InvalidRequest(e.to_string()))?;
+                        schema.validate(&content).map_err(|violations| {
+                            AskError::InvalidResponse(format!(
+                                "the accepted content does not match the requested schema:\n{violations}"
+                            ))
+                        })
+                    }
+                    _ => bad(format!(
+                        "an elicitation answer needs \"action\": accept, decline or cancel; got {}",
+                        answer.get("action").unwrap_or(&Value::Null)
+                    )),
+                }
+            }
+            "sampling/createMessage" => {
+                if answer.get("role").is_some() && answer.get("content").is_some() {
+                    Ok(())
+                } else {
+                    bad("a sampling answer needs \"role\" and \"content\"".into())
+                }
+            }
+            _ => {
+                if answer.get("roots").is_some_and(Value::is_array) {
+                    Ok(())
+                } else {
+                    bad("a roots answer needs a \"roots\" array".into())
+                }
+            }
+        }
+    }
+}
+
+/// What the user did with an elicitation.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Elicitation {
+    /// The user submitted the form; the content matches the requested
+    /// schema (checked before the handler sees it). Empty for URL mode.
+    Accept(Map<String, Value>),
+    /// The user said no.
+    Decline,
+    /// The user dismissed the question without choosing.
+    Cancel,
+}
+
+impl Elicitation {
+    pub(crate) fn from_answer(answer: &Value) -> Elicitation {
+        match answer.get("action").and_then(Value::as_str) {
+            Some("accept") => Elicitation::Accept(
+                answer
+                    .get("content")
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default(),
+            ),
+            Some("decline") => Elicitation::Decline,
+            _ => Elicitation::Cancel,
+        }
+    }
+}
+
+/// Why a question to the client got no answer.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum AskError {
+    /// The client did not declare the capability (or its revision lacks it);
+    /// nothing was sent.
+    NotSupported {
+        /// `elicitation`, `sampling` or `roots`.
+        capability: &'static str,
+    },
+    /// 2026-07-28: the answer arrives with the client's retry. Return from
+    /// the handler (`return err.into()`); the host answers
+    /// `input_required` and runs the handler again with the answer.
+    InputRequired,
+    /// The call was cancelled while waiting (client, session drop, shutdown).
+    Cancelled(String),
+    /// The call's deadline passed while waiting.
+    TimedOut,
+    /// The client answered with a JSON-RPC error.
+    Refused {
+        /// The error code.
+        code: i64,
+        /// The client's message.
+        message: String,
+    },
+    /// The client's answer does not fit what was asked.
+    InvalidResponse(String),
+    /// The question itself is not one MCP allows (for example an
+    /// elicitation schema with nested objects); nothing was sent.
+    InvalidRequest(String),
+    /// The response stream is gone, so the question could not be sent.
+    Disconnected,
+}
+
+impl fmt::Display for AskError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AskError::NotSupported { capability } => write!(
+                f,
+                "the client did not declare the {capability} capability, so it cannot be asked"
+            ),
+            AskError::InputRequired => f.write_str("the answer comes with the client's retry"),
+            AskError::Cancelled(reason) => {
+                write!(f, "cancelled while waiting for the client: {reason}")
+            }
+            AskError::TimedOut => {
+                f.write_str("the call's deadline passed while waiting for the client")
+            }
+            AskError::Refused { code, message } => {
+                write!(f, "the client refused the request ({code}): {message}")
+            }
+            AskError::InvalidResponse(why) => write!(f, "the client's answer is invalid: {why}"),
+            AskError::InvalidRequest(why) => write!(f, "the question cannot be sent: {why}"),
+            AskError::Disconnected => f.write_str("the client's response stream is gone"),
+        }
+    }
+}
+
+impl std::error::Error for AskError {}
+
+impl From<AskError> for ToolOutcome {
+    /// What a handler returns when it cannot go on without an answer: the
+    /// model reads why (for [`AskError::InputRequired`] the host answers
+    /// `input_required` instead, and this outcome is never sent).
+    fn from(err: AskError) -> ToolOutcome {
+        ToolOutcome::declined(err.to_string())
+    }
+}
+
+/// The restricted schema MCP allows for elicitation: an object of flat,
+/// primitive properties.
+pub(crate) fn check_requested_schema(schema: &Value, revision: Revision) -> Result<(), String> {
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        return Err("requestedSchema must have \"type\": \"object\"".into());
+    }
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return Err("requestedSchema needs \"properties\", an object".into());
+    };
+    for (name, property) in properties {
+        check_primitive(property, revision).map_err(|why| format!("property {name:?}: {why}"))?;
+    }
+    if let Some(required) = schema.get("required") {
+        let names = required.as_array().ok_or("\"required\" must be an array")?;
+        for name in names {
+            let name = name
+                .as_str()
+                .ok_or("\"required\" must list property names")?;
+            if !properties.contains_key(name) {
+                return Err(format!(
+                    "\"required\" names {name:?}, which is not a property"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_primitive(property: &Value, revision: Revision) -> Result<(), String> {
+    match property.get("type").and_then(Value::as_str) {
+        Some("string") => {
+            if let Some(format) = property.get("format").and_then(Value::as_str) {
+                if !matches!(format, "email" | "uri" | "date" | "date-time") {
+                    return Err(format!(
+                        "string format {format:?} is not one of email, uri, date, date-time"
+                    ));
+                }
+            }
+            if let Some(options) = property.get("oneOf") {
+                let ok = options.as_array().is_some_and(|o| {
+                    o.iter()
+                        .all(|opt| opt.get("const").is_some_and(Value::is_string))
+                });
+                if !ok {
+                    return Err(
+                        "a titled enum's oneOf must list {\"const\": string, \"title\": …} options"
+                            .into(),
+                    );
+                }
+            }
+            Ok(())
+        }
+        Some("number" | "integer" | "boolean") => Ok(()),
+        Some("array") if revision >= Revision::V2025_11_25 => {
+            let items = property
+                .get("items")
+                .ok_or("a multi-select array needs \"items\"")?;
+            let enumerated = items.get("enum").is_some_and(Value::is_array)
+                || items.get("anyOf").is_some_and(Value::is_array);
+            if enumerated {
+                Ok(())
+            } else {
+                Err("a multi-select array's items must be an enum or anyOf of consts".into())
+            }
+        }
+        Some("array") => Err(format!(
+            "multi-select arrays need revision 2025-11-25; the client speaks {revision}"
+        )),
+        Some(other) => Err(format!(
+            "type {other:?} is not allowed; use string, number, integer, boolean"
+        )),
+        None => Err("every property needs a primitive \"type\"".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flat_primitive_forms_are_allowed_and_nesting_is_not() {
+        let good = json!({"type": "object", "properties": {
+            "name": {"type": "string", "minLength": 1},
+            "email": {"type": "string", "format": "email"},
+            "age": {"type": "integer", "minimum": 0},
+            "ok": {"type": "boolean", "default": true},
+            "plan": {"type": "string", "enum": ["a", "b"]},
+            "titled": {"type": "string", "oneOf": [{"const": "x", "title": "X"}]},
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["p", "q"]}}},
+            "required": ["name"]});
+        assert_eq!(check_requested_schema(&good, Revision::V2025_11_25), Ok(()));
+        let nested = json!({"type": "object", "properties": {"address": {"type": "object"}}});
+        let err = check_requested_schema(&nested, Revision::V2025_11_25).unwrap_err();
+        assert!(
+            err.contains("address") && err.contains("not allowed"),
+            "{err}"
+        );
+        let multi = json!({"type": "object", "properties": {"tags": {"type": "array", "items": {"enum": ["p"]}}}});
+        assert!(check_requested_schema(&multi, Revision::V2025_06_18).is_err());
+        let bad_required = json!({"type": "object", "properties": {}, "required": ["ghost"]});
+        assert!(check_requested_schema(&bad_required, Revision::V2025_11_25).is_err());
+    }
+
+    #[test]
+    fn accepted_content_must_match_the_requested_schema() {
+        let ask = InputRequest::elicit(
+            "name?",
+            json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+        );
+        assert_eq!(
+            ask.check_answer(&json!({"action": "accept", "content": {"name": "Ada"}})),
+            Ok(())
+        );
+        assert_eq!(ask.check_answer(&json!({"action": "decline"})), Ok(()));
+        assert!(matches!(
+            ask.check_answer(&json!({"action": "accept", "content": {"name": 7}})),
+            Err(AskError::InvalidResponse(_))
+        ));
+        assert!(ask.check_answer(&json!({"action": "maybe"})).is_err());
+        assert_eq!(
+            Elicitation::from_answer(&json!({"action": "accept", "content": {"name": "Ada"}})),
+            Elicitation::Accept(json!({"name": "Ada"}).as_object().unwrap().clone())
+        );
+    }
+
+    #[test]
+    fn elicitation_needs_2025_06_18_and_url_mode_2025_11_25() {
+        let form = InputRequest::elicit("?", json!({"type": "object", "properties": {}}));
+        assert!(matches!(
+            form.check(Revision::V2025_03_26),
+            Err(AskError::NotSupported { .. })
+        ));
+        assert_eq!(form.check(Revision::V2025_06_18), Ok(()));
+        let url = InputRequest::elicit_url("pay", "https://pay.example/1", "e1");
+        assert!(url.check(Revision::V2025_06_18).is_err());
+        assert_eq!(url.check(Revision::V2025_11_25), Ok(()));
+    }
+}
+
+/// How a running call reaches its client with questions.
+pub(crate) enum Asking {
+    /// Stateful revisions: on the call's event stream, answers routed back
+    /// by id.
+    Stream {
+        entry: std::sync::Arc<crate::session::SessionEntry>,
+        mcp_session: Option<String>,
+    },
+    /// 2026-07-28: answers come with the retried call; the missing ones are
+    /// collected for the `input_required` result.
+    Rounds {
+        answers: Map<String, Value>,
+        round: std::sync::Mutex<Round>,
+    },
+}
+
+/// What one run of a handler asked, in 2026-07-28.
+#[derive(Default)]
+pub(crate) struct Round {
+    next_auto: usize,
+    /// Answers the handler used, carried to the next round's state.
+    pub(crate) used: Map<String, Value>,
+    /// Questions with no answer yet: key, then `{method, params}`.
+    pub(crate) needed: Vec<(String, Value)>,
+}
+
+static NEXT_ASK: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// A fresh id for a request to a client; unique for the process.
+pub(crate) fn next_ask_id() -> String {
+    format!(
+        "toolhost-ask-{}",
+        NEXT_ASK.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    )
+}
+
+impl Asking {
+    /// 2026-07-28: answers for the questions, from this round's responses
+    /// and earlier rounds'; `InputRequired` when any is missing (all the
+    /// missing ones are recorded, so that the client gets them together).
+    pub(crate) fn from_rounds(
+        answers: &Map<String, Value>,
+        round: &std::sync::Mutex<Round>,
+        requests: &[InputRequest],
+    ) -> Result<Vec<Value>, AskError> {
+        let mut round = crate::session::lock(round);
+        let mut found = Vec::with_capacity(requests.len());
+        let mut missing = false;
+        for request in requests {
+            let key = match request.explicit_key() {
+                Some(key) => key.to_owned(),
+                None => {
+                    round.next_auto += 1;
+                    format!("input-{}", round.next_auto)
+                }
+            };
+            match answers.get(&key) {
+                Some(answer) if request.check_answer(answer).is_ok() => {
+                    round.used.insert(key, answer.clone());
+                    found.push(answer.clone());
+                }
+                _ => {
+                    missing = true;
+                    round.needed.push((
+                        key,
+                        json!({"method": request.method(), "params": request.params()}),
+                    ));
+                }
+            }
+        }
+        if missing {
+            Err(AskError::InputRequired)
+        } else {
+            Ok(found)
+        }
+    }
+}
