@@ -196,7 +196,8 @@ impl CallContext {
     ///
     /// In 2026-07-28 the first run gets [`AskError::InputRequired`]: return
     /// it (`return err.into()`), and the host runs the handler again once the
-    /// client has answered. See the [`ask`](crate::InputRequest) module notes.
+    /// client has answered — so ask before doing anything irreversible, as
+    /// the handler runs once per round.
     ///
     /// ```
     /// use serde_json::json;

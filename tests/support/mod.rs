@@ -2,6 +2,7 @@
 //! on top of it, and schema checks of everything the host sends.
 #![allow(dead_code)]
 
+pub mod events;
 pub mod schema;
 pub mod wire;
 
