@@ -39,7 +39,7 @@ impl ToolAnnotations {
         ToolAnnotations::default()
     }
 
-    /// A display title (`title`); [`Tool::title`] takes precedence where
+    /// A display title (`title`); [`Tool::title`](crate::Tool::title) takes precedence where
     /// the revision has it.
     #[must_use]
     pub fn title(mut self, title: impl Into<String>) -> ToolAnnotations {
