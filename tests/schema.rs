@@ -320,6 +320,10 @@ fn array_sizes_uniqueness_and_contains_are_counted() {
                 json!([{"a": 1, "b": 2}, {"b": 2, "a": 1}]),
                 "/1: expected unique items, got a duplicate of item 0",
             ),
+            (
+                json!([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, [1, {"a": 17}], 18, [1.0, {"a": 17.0}]]),
+                "/19: expected unique items, got a duplicate of item 17",
+            ),
         ],
     );
     table(

@@ -424,15 +424,11 @@ impl<'s> Walker<'s> {
             );
         }
         if node.unique_items {
-            let mut first_seen: HashMap<String, usize> = HashMap::with_capacity(items.len());
-            for (i, item) in items.iter().enumerate() {
-                let first = *first_seen.entry(canonical(item)).or_insert(i);
-                if first != i {
-                    fail!(
-                        Some(Seg::Index(i)),
-                        "expected unique items, got a duplicate of item {first}"
-                    );
-                }
+            if let Some((first, i)) = first_duplicate(items) {
+                fail!(
+                    Some(Seg::Index(i)),
+                    "expected unique items, got a duplicate of item {first}"
+                );
             }
         }
         for (i, item) in items.iter().enumerate() {
@@ -666,6 +662,25 @@ fn equal(a: &Value, b: &Value) -> bool {
         }
         _ => a == b,
     }
+}
+
+/// The first repeated item of a list: `(first index, repeat index)`.
+/// Short lists compare pairwise (no allocation); long ones hash a canonical
+/// text of each item, so the cost stays linear.
+fn first_duplicate(items: &[Value]) -> Option<(usize, usize)> {
+    const PAIRWISE_UP_TO: usize = 16;
+    if items.len() <= PAIRWISE_UP_TO {
+        return (1..items.len()).find_map(|i| {
+            (0..i)
+                .find(|&j| equal(&items[j], &items[i]))
+                .map(|j| (j, i))
+        });
+    }
+    let mut first_seen: HashMap<String, usize> = HashMap::with_capacity(items.len());
+    items.iter().enumerate().find_map(|(i, item)| {
+        let first = *first_seen.entry(canonical(item)).or_insert(i);
+        (first != i).then_some((first, i))
+    })
 }
 
 /// A text that is the same for exactly the values [`equal`] calls equal,

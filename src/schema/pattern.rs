@@ -18,6 +18,7 @@
 //! reports it and leaves the keyword unchecked. Broken syntax (an unclosed
 //! group, a reversed range) is [`PatternError::Invalid`].
 
+use std::cell::RefCell;
 use std::fmt;
 
 /// The largest program a pattern may compile to. It bounds the work per
@@ -197,14 +198,31 @@ impl Pattern {
 
     /// Whether the pattern matches anywhere in `text`.
     pub(crate) fn is_match(&self, text: &str) -> bool {
+        // The thread sets live in a per-thread scratch, so a match allocates
+        // nothing once a worker has seen a program this large.
+        thread_local! {
+            static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+        }
+        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut scratch) => self.run(text, &mut scratch),
+            Err(_) => self.run(text, &mut Scratch::default()),
+        })
+    }
+
+    fn run(&self, text: &str, scratch: &mut Scratch) -> bool {
         let n = self.program.len();
-        let mut current = Threads::new(n);
-        let mut next = Threads::new(n);
+        let Scratch {
+            current,
+            next,
+            stack,
+        } = scratch;
+        current.reset(n);
+        next.reset(n);
         let mut prev: Option<char> = None;
         let mut chars = text.chars().peekable();
         loop {
             let here = chars.peek().copied();
-            if (prev.is_none() || !self.anchored) && self.add(&mut current, 0, prev, here) {
+            if (prev.is_none() || !self.anchored) && self.add(current, stack, 0, prev, here) {
                 return true;
             }
             let Some(c) = here else {
@@ -224,26 +242,28 @@ impl Pattern {
                     Inst::Class(k) => self.classes[k].contains(c),
                     _ => false,
                 };
-                if step && self.add(&mut next, pc + 1, Some(c), after) {
+                if step && self.add(next, stack, pc + 1, Some(c), after) {
                     return true;
                 }
             }
-            std::mem::swap(&mut current, &mut next);
+            std::mem::swap(current, next);
             prev = Some(c);
         }
     }
 
     /// Adds `pc` and what it reaches without consuming input to `threads`;
-    /// `true` when that reaches `Match`. An explicit stack keeps deep
-    /// programs off the call stack.
+    /// `true` when that reaches `Match`. An explicit stack (reused across
+    /// steps) keeps deep programs off the call stack.
     fn add(
         &self,
         threads: &mut Threads,
+        stack: &mut Vec<usize>,
         pc: usize,
         prev: Option<char>,
         next: Option<char>,
     ) -> bool {
-        let mut stack = vec![pc];
+        stack.clear();
+        stack.push(pc);
         while let Some(pc) = stack.pop() {
             if !threads.insert(pc) {
                 continue;
@@ -287,16 +307,18 @@ fn starts_anchored(node: &Node) -> bool {
 
 /// A sparse set of program counters, in insertion order (which is what
 /// keeps the simulation linear: each pc enters once per step).
+#[derive(Default)]
 struct Threads {
     list: Vec<usize>,
     seen: Vec<bool>,
 }
 
 impl Threads {
-    fn new(n: usize) -> Threads {
-        Threads {
-            list: Vec::with_capacity(n),
-            seen: vec![false; n],
+    /// Empties the set and sizes it for a program of `n` instructions.
+    fn reset(&mut self, n: usize) {
+        self.clear();
+        if self.seen.len() < n {
+            self.seen.resize(n, false);
         }
     }
 
@@ -315,6 +337,14 @@ impl Threads {
         }
         self.list.clear();
     }
+}
+
+/// The working memory of one match.
+#[derive(Default)]
+struct Scratch {
+    current: Threads,
+    next: Threads,
+    stack: Vec<usize>,
 }
 
 struct Compiler {
