@@ -2,8 +2,13 @@
 //!
 //! The first stdout line is one JSON object, `{"url", "authorization",
 //! "acp"}`, so scripts and test rigs can spawn this and connect. Then it
-//! proves a round trip through its own endpoint, prints how to connect, and
+//! proves a round trip through its own endpoint (including a call refused
+//! for its arguments before any handler runs), prints how to connect, and
 //! serves until stdin closes or Ctrl-C.
+//!
+//! Every tool declares typed, required arguments: try calling `transfer`
+//! with `{"amount": 0}` or `convert_temperature` with `{"value": "hot"}` and
+//! the model gets back exactly what to fix.
 //!
 //! ```text
 //! cargo run --example serve
@@ -16,7 +21,10 @@ use std::io::{self, Read, Write};
 use std::time::Instant;
 
 use serde_json::{json, Value};
-use toolhost::{CallResult, Event, HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
+use toolhost::{
+    CallResult, Event, HostConfig, StaticSurface, Tool, ToolAnnotations, ToolHost, ToolOutcome,
+    ToolSurface,
+};
 
 fn demo_tools() -> Result<StaticSurface, toolhost::Error> {
     StaticSurface::new()
@@ -27,7 +35,8 @@ fn demo_tools() -> Result<StaticSurface, toolhost::Error> {
                     "type": "object",
                     "properties": {"text": {"type": "string", "description": "Text to echo."}},
                     "required": ["text"],
-                })),
+                }))
+                .annotations(ToolAnnotations::new().read_only(true).open_world(false)),
             |args, _ctx| match args["text"].as_str() {
                 Some(text) => ToolOutcome::text(text),
                 None => ToolOutcome::declined("`text` must be a string"),
@@ -45,7 +54,8 @@ fn demo_tools() -> Result<StaticSurface, toolhost::Error> {
                     "type": "object",
                     "properties": {"sum": {"type": "number"}},
                     "required": ["sum"],
-                })),
+                }))
+                .annotations(ToolAnnotations::new().read_only(true).open_world(false)),
             |args, _ctx| {
                 let sum = match (&args["a"], &args["b"]) {
                     (a, b) if a.is_i64() && b.is_i64() => a
@@ -71,7 +81,14 @@ fn demo_tools() -> Result<StaticSurface, toolhost::Error> {
                 "type": "object",
                 "properties": {"amount": {"type": "integer", "minimum": 1}},
                 "required": ["amount"],
-            })),
+            }))
+            .annotations(
+                ToolAnnotations::new()
+                    .read_only(false)
+                    .destructive(false)
+                    .idempotent(false)
+                    .open_world(false),
+            ),
             |args, _ctx| match args["amount"].as_i64() {
                 Some(amount) if amount > 100 => ToolOutcome::declined(format!(
                     "amount {amount} exceeds the limit of 100 credits per transfer"
@@ -79,6 +96,57 @@ fn demo_tools() -> Result<StaticSurface, toolhost::Error> {
                 .with_code(json!("over_limit")),
                 Some(amount) if amount >= 1 => ToolOutcome::text(format!("transferred {amount}")),
                 _ => ToolOutcome::declined("`amount` must be a positive integer"),
+            },
+        )?
+        .tool(
+            Tool::new(
+                "convert_temperature",
+                "Converts a temperature between Celsius (C), Fahrenheit (F) and Kelvin (K).",
+            )
+            .title("Convert temperature")
+            .input_schema(json!({
+                "type": "object",
+                "properties": {
+                    "value": {"type": "number", "description": "The temperature to convert."},
+                    "from": {"enum": ["C", "F", "K"]},
+                    "to": {"enum": ["C", "F", "K"]},
+                },
+                "required": ["value", "from", "to"],
+                "additionalProperties": false,
+            }))
+            .output_schema(json!({
+                "type": "object",
+                "properties": {"value": {"type": "number"}, "unit": {"enum": ["C", "F", "K"]}},
+                "required": ["value", "unit"],
+            }))
+            .annotations(
+                ToolAnnotations::new()
+                    .read_only(true)
+                    .idempotent(true)
+                    .open_world(false),
+            ),
+            // The input schema was checked before this runs: `value` is a
+            // number and both units are one of C, F, K.
+            |args, _ctx| {
+                let value = args["value"].as_f64().unwrap_or_default();
+                let kelvin = match args["from"].as_str() {
+                    Some("C") => value + 273.15,
+                    Some("F") => (value - 32.0) * 5.0 / 9.0 + 273.15,
+                    _ => value,
+                };
+                if kelvin < 0.0 {
+                    return ToolOutcome::declined(format!(
+                        "{value} {} is below absolute zero",
+                        args["from"].as_str().unwrap_or("K")
+                    ));
+                }
+                let (converted, unit) = match args["to"].as_str() {
+                    Some("C") => (kelvin - 273.15, "C"),
+                    Some("F") => ((kelvin - 273.15) * 9.0 / 5.0 + 32.0, "F"),
+                    _ => (kelvin, "K"),
+                };
+                let rounded = (converted * 100.0).round() / 100.0;
+                ToolOutcome::json(json!({ "value": rounded, "unit": unit }))
             },
         )
 }
@@ -153,6 +221,19 @@ fn round_trip(addr: std::net::SocketAddr, authorization: &str) -> Result<String,
     if text != "round trip ok" {
         return Err(format!("echo answered {text}"));
     }
+    let bad = post(
+        &mut conn,
+        Some(&session),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+               "params": {"name": "transfer", "arguments": {"amount": 0}}}),
+    )?;
+    let refused = bad.json()["result"].clone();
+    let reason = refused["content"][0]["text"].as_str().unwrap_or_default();
+    if refused["isError"] != true || !reason.contains("/amount: expected integer ≥ 1, got 0") {
+        return Err(format!(
+            "transfer {{\"amount\": 0}} was not refused: {refused}"
+        ));
+    }
     conn.request(
         "DELETE",
         "/mcp",
@@ -164,7 +245,9 @@ fn round_trip(addr: std::net::SocketAddr, authorization: &str) -> Result<String,
     )
     .map_err(|e| e.to_string())?;
     Ok(format!(
-        "initialize → tools/list ({tools} tools) → tools/call echo → ok in {:.1} ms",
+        "initialize → tools/list ({tools} tools) → tools/call echo → ok, and transfer \
+         {{\"amount\": 0}} refused before its handler ({}) in {:.1} ms",
+        reason.lines().last().unwrap_or_default(),
         started.elapsed().as_secs_f64() * 1000.0
     ))
 }
@@ -174,10 +257,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         HostConfig::default()
             .server_name("toolhost-demo")
             .server_title("toolhost demo tools")
-            .instructions("Demo tools: echo text, add numbers, transfer credits (at most 100).")
+            .instructions(
+                "Demo tools: echo text, add numbers, transfer credits (at most 100), \
+                 convert temperatures.",
+            )
             .on_event(on_event),
     )?;
-    let session = host.open_session(demo_tools()?);
+    let tools = demo_tools()?;
+    // Schema keywords toolhost cannot check are reported, never ignored
+    // silently: an application shows them once, at startup.
+    let listed = tools.list_tools();
+    for tool in &listed {
+        for warning in tool.schema_warnings() {
+            eprintln!("[toolhost] tool {:?}: {warning}", tool.name());
+        }
+    }
+    let names: Vec<&str> = listed.iter().map(Tool::name).collect();
+    let session = host.open_session(tools);
     let authorization = session.authorization();
 
     let first_line = json!({
@@ -192,7 +288,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let check = round_trip(host.local_addr(), &authorization);
     writeln!(
         stdout,
-        "\ntoolhost demo serving 3 tools (echo, add, transfer) at {}",
+        "\ntoolhost demo serving {} tools ({}) at {}",
+        names.len(),
+        names.join(", "),
         session.url()
     )?;
     match &check {
