@@ -75,7 +75,10 @@
 
 mod check;
 mod compile;
+mod node;
 mod pattern;
+mod report;
+mod values;
 
 use std::fmt;
 
@@ -105,7 +108,7 @@ const MAX_MESSAGE_CHARS: usize = 2_000;
 #[derive(Clone, PartialEq)]
 pub struct Schema {
     /// The root is node 0.
-    nodes: Vec<compile::Node>,
+    nodes: Vec<node::Node>,
     warnings: Vec<String>,
 }
 
@@ -128,7 +131,7 @@ impl Schema {
 
     /// Checks a value; `Err` lists every violation.
     pub fn validate(&self, value: &Value) -> Result<(), Violations> {
-        let mut out = check::Out::collecting();
+        let mut out = report::Out::collecting();
         if check::check(&self.nodes, 0, value, &mut out) {
             Ok(())
         } else {

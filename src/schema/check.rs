@@ -1,5 +1,4 @@
-//! Walking a value through the compiled nodes, and the words of each
-//! violation.
+//! Walking a value through the compiled nodes.
 //!
 //! One walker serves two modes. *Collecting* gathers every violation with
 //! its message, for the model. *Quiet* stops at the first one and builds no
@@ -7,95 +6,26 @@
 //! from their subschemas, so they ask quietly.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
 
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 
-use super::compile::{types, Node, NodeId};
-use super::Violation;
+use super::node::{types, Node, NodeId};
+use super::report::{list, plural, show, type_names, Out, Seg};
+use super::values::{compare, equal, first_duplicate, is_multiple};
 
 /// Deeper values are refused rather than risking the stack (serde_json
 /// refuses to parse deeper than 128 levels anyway).
 const MAX_VALUE_DEPTH: usize = 256;
 
-/// How many violations are kept with their text; the rest are only counted.
-pub(super) const KEPT_VIOLATIONS: usize = 20;
-
-/// The longest rendering of a value inside a message.
-const SHOWN_VALUE_CHARS: usize = 60;
-
-/// The most names listed in one message (`enum` values, allowed properties).
-const LISTED_NAMES: usize = 8;
-
-/// One step of a path into the value.
-#[derive(Clone, Copy)]
-enum Seg<'a> {
-    Key(&'a str),
-    Index(usize),
-}
-
-/// Where violations go.
-pub(super) struct Out {
-    collect: bool,
-    pub(super) kept: Vec<Violation>,
-    pub(super) total: usize,
-}
-
-impl Out {
-    pub(super) fn collecting() -> Out {
-        Out {
-            collect: true,
-            kept: Vec::new(),
-            total: 0,
+/// Records a violation and marks the walk failed (`$ok = false`); in quiet
+/// mode, where one violation is enough, returns `false` from the caller.
+macro_rules! fail {
+    ($ok:ident, $out:ident, $path:ident, $extra:expr, $($message:tt)+) => {{
+        $ok = false;
+        if !$out.fail($path, $extra, || format!($($message)+)) {
+            return false;
         }
-    }
-
-    fn quiet() -> Out {
-        Out {
-            collect: false,
-            kept: Vec::new(),
-            total: 0,
-        }
-    }
-
-    /// Records a violation; `true` when the walk should go on looking for
-    /// more (collecting), `false` when one is enough (quiet).
-    fn fail(
-        &mut self,
-        path: &[Seg<'_>],
-        extra: Option<Seg<'_>>,
-        message: impl FnOnce() -> String,
-    ) -> bool {
-        self.total += 1;
-        if self.collect && self.kept.len() < KEPT_VIOLATIONS {
-            self.kept.push(Violation {
-                path: render_path(path, extra),
-                message: message(),
-            });
-        }
-        self.collect
-    }
-}
-
-/// The JSON pointer of a path; `/` for the value itself.
-fn render_path(path: &[Seg<'_>], extra: Option<Seg<'_>>) -> String {
-    let mut out = String::new();
-    for seg in path.iter().chain(extra.as_ref()) {
-        out.push('/');
-        match seg {
-            Seg::Key(key) if key.chars().count() > SHOWN_VALUE_CHARS => {
-                let cut: String = key.chars().take(SHOWN_VALUE_CHARS - 1).collect();
-                out.push_str(&super::compile::escape_token(&cut));
-                out.push('…');
-            }
-            Seg::Key(key) => out.push_str(&super::compile::escape_token(key)),
-            Seg::Index(i) => out.push_str(&i.to_string()),
-        }
-    }
-    if out.is_empty() {
-        out.push('/');
-    }
-    out
+    }};
 }
 
 /// Checks `value` against node `root`.
@@ -137,13 +67,15 @@ impl<'s> Walker<'s> {
     ) -> bool {
         let node = &self.nodes[id];
         if let Some(verdict) = node.verdict {
-            return verdict
-                || !out.fail(path, None, || {
+            if !verdict {
+                out.fail(path, None, || {
                     format!(
                         "expected no value here (the schema is false), got {}",
                         show(value)
                     )
                 });
+            }
+            return verdict;
         }
         if path.len() > MAX_VALUE_DEPTH {
             out.fail(path, None, || {
@@ -152,14 +84,6 @@ impl<'s> Walker<'s> {
             return false;
         }
         let mut ok = true;
-        macro_rules! fail {
-            ($extra:expr, $($message:tt)+) => {{
-                ok = false;
-                if !out.fail(path, $extra, || format!($($message)+)) {
-                    return false;
-                }
-            }};
-        }
         if let Some(wanted) = node.types {
             if wanted & kind(value) == 0 {
                 // Nothing else says more than a wrong type.
@@ -172,6 +96,9 @@ impl<'s> Walker<'s> {
         if let Some(options) = &node.enumeration {
             if !options.iter().any(|option| equal(option, value)) {
                 fail!(
+                    ok,
+                    out,
+                    path,
                     None,
                     "expected one of {}, got {}",
                     list(options.iter().map(show)),
@@ -181,7 +108,15 @@ impl<'s> Walker<'s> {
         }
         if let Some(constant) = &node.constant {
             if !equal(constant, value) {
-                fail!(None, "expected {}, got {}", show(constant), show(value));
+                fail!(
+                    ok,
+                    out,
+                    path,
+                    None,
+                    "expected {}, got {}",
+                    show(constant),
+                    show(value)
+                );
             }
         }
         match value {
@@ -211,13 +146,25 @@ impl<'s> Walker<'s> {
                     if let Some(bound) = bound {
                         let order = compare(n, bound);
                         if order.is_none_or(|o| o == bad || o == also_bad) {
-                            fail!(None, "expected {noun} {sign} {bound}, got {n}");
+                            fail!(
+                                ok,
+                                out,
+                                path,
+                                None,
+                                "expected {noun} {sign} {bound}, got {n}"
+                            );
                         }
                     }
                 }
                 if let Some(divisor) = &node.multiple_of {
                     if !is_multiple(n, divisor) {
-                        fail!(None, "expected a multiple of {divisor}, got {n}");
+                        fail!(
+                            ok,
+                            out,
+                            path,
+                            None,
+                            "expected a multiple of {divisor}, got {n}"
+                        );
                     }
                 }
             }
@@ -226,6 +173,9 @@ impl<'s> Walker<'s> {
                     let chars = s.chars().count() as u64;
                     if let Some(min) = node.min_length.filter(|&min| chars < min) {
                         fail!(
+                            ok,
+                            out,
+                            path,
                             None,
                             "expected at least {min} {}, got {chars} ({})",
                             plural(min, "character"),
@@ -234,6 +184,9 @@ impl<'s> Walker<'s> {
                     }
                     if let Some(max) = node.max_length.filter(|&max| chars > max) {
                         fail!(
+                            ok,
+                            out,
+                            path,
                             None,
                             "expected at most {max} {}, got {chars} ({})",
                             plural(max, "character"),
@@ -244,6 +197,9 @@ impl<'s> Walker<'s> {
                 if let Some((source, pattern)) = &node.pattern {
                     if !pattern.is_match(s) {
                         fail!(
+                            ok,
+                            out,
+                            path,
                             None,
                             "expected a string matching the pattern {source}, got {}",
                             show(value)
@@ -351,11 +307,14 @@ impl<'s> Walker<'s> {
         path: &mut Vec<Seg<'v>>,
         out: &mut Out,
     ) -> bool {
-        let declared: Vec<Option<u8>> = alternatives
+        // A `false` alternative accepts nothing, so it explains nothing.
+        let open: Vec<NodeId> = alternatives
             .iter()
-            .map(|&id| self.declared_types(id))
+            .copied()
+            .filter(|&id| self.nodes[id].verdict != Some(false))
             .collect();
-        let candidates: Vec<NodeId> = alternatives
+        let declared: Vec<Option<u8>> = open.iter().map(|&id| self.declared_types(id)).collect();
+        let candidates: Vec<NodeId> = open
             .iter()
             .zip(&declared)
             .filter(|(_, types)| types.is_none_or(|t| t & kind(value) != 0))
@@ -367,7 +326,7 @@ impl<'s> Walker<'s> {
                 return true;
             }
         }
-        let expected = if declared.iter().all(Option::is_some) {
+        let expected = if !declared.is_empty() && declared.iter().all(Option::is_some) {
             type_names(declared.iter().flatten().fold(0, |all, t| all | t))
         } else {
             format!(
@@ -401,16 +360,11 @@ impl<'s> Walker<'s> {
     ) -> bool {
         let mut ok = true;
         let len = items.len() as u64;
-        macro_rules! fail {
-            ($extra:expr, $($message:tt)+) => {{
-                ok = false;
-                if !out.fail(path, $extra, || format!($($message)+)) {
-                    return false;
-                }
-            }};
-        }
         if let Some(min) = node.min_items.filter(|&min| len < min) {
             fail!(
+                ok,
+                out,
+                path,
                 None,
                 "expected at least {min} {}, got {len}",
                 plural(min, "item")
@@ -418,6 +372,9 @@ impl<'s> Walker<'s> {
         }
         if let Some(max) = node.max_items.filter(|&max| len > max) {
             fail!(
+                ok,
+                out,
+                path,
                 None,
                 "expected at most {max} {}, got {len}",
                 plural(max, "item")
@@ -426,6 +383,9 @@ impl<'s> Walker<'s> {
         if node.unique_items {
             if let Some((first, i)) = first_duplicate(items) {
                 fail!(
+                    ok,
+                    out,
+                    path,
                     Some(Seg::Index(i)),
                     "expected unique items, got a duplicate of item {first}"
                 );
@@ -456,6 +416,9 @@ impl<'s> Walker<'s> {
             let min = node.min_contains.unwrap_or(1);
             if found < min {
                 fail!(
+                    ok,
+                    out,
+                    path,
                     None,
                     "expected at least {min} {} matching \"contains\", got {found}",
                     plural(min, "item")
@@ -463,6 +426,9 @@ impl<'s> Walker<'s> {
             }
             if let Some(max) = node.max_contains.filter(|&max| found > max) {
                 fail!(
+                    ok,
+                    out,
+                    path,
                     None,
                     "expected at most {max} {} matching \"contains\", got {found}",
                     plural(max, "item")
@@ -480,14 +446,6 @@ impl<'s> Walker<'s> {
         out: &mut Out,
     ) -> bool {
         let mut ok = true;
-        macro_rules! fail {
-            ($extra:expr, $($message:tt)+) => {{
-                ok = false;
-                if !out.fail(path, $extra, || format!($($message)+)) {
-                    return false;
-                }
-            }};
-        }
         for name in &node.required {
             if !map.contains_key(name) {
                 let wanted = node
@@ -497,6 +455,9 @@ impl<'s> Walker<'s> {
                     .and_then(|i| self.declared_types(node.properties[i].1))
                     .map_or_else(|| "a value".to_owned(), type_names);
                 fail!(
+                    ok,
+                    out,
+                    path,
                     Some(Seg::Key(name)),
                     "expected {wanted}, got nothing (required property is missing)"
                 );
@@ -505,6 +466,9 @@ impl<'s> Walker<'s> {
         let len = map.len() as u64;
         if let Some(min) = node.min_properties.filter(|&min| len < min) {
             fail!(
+                ok,
+                out,
+                path,
                 None,
                 "expected at least {min} {}, got {len}",
                 plural(min, "property")
@@ -512,6 +476,9 @@ impl<'s> Walker<'s> {
         }
         if let Some(max) = node.max_properties.filter(|&max| len > max) {
             fail!(
+                ok,
+                out,
+                path,
                 None,
                 "expected at most {max} {}, got {len}",
                 plural(max, "property")
@@ -521,6 +488,9 @@ impl<'s> Walker<'s> {
             if map.contains_key(trigger) {
                 for name in needed.iter().filter(|name| !map.contains_key(*name)) {
                     fail!(
+                        ok,
+                        out,
+                        path,
                         Some(Seg::Key(name)),
                         "expected a value because {trigger:?} is present, got nothing"
                     );
@@ -580,145 +550,4 @@ impl<'s> Walker<'s> {
         }
         ok
     }
-}
-
-/// `string`, `string or null`, …
-fn type_names(bits: u8) -> String {
-    let names: Vec<&str> = types::NAMES
-        .iter()
-        .filter(|(_, bit)| bits & bit != 0)
-        .map(|(name, _)| *name)
-        .collect();
-    names.join(" or ")
-}
-
-/// A value as a message shows it: compact JSON, cut short.
-fn show(value: &Value) -> String {
-    let text = value.to_string();
-    if text.chars().count() <= SHOWN_VALUE_CHARS {
-        return text;
-    }
-    let mut cut: String = text.chars().take(SHOWN_VALUE_CHARS - 1).collect();
-    cut.push('…');
-    cut
-}
-
-/// `a, b, c` with at most [`LISTED_NAMES`] entries.
-fn list(items: impl ExactSizeIterator<Item = String>) -> String {
-    let total = items.len();
-    let mut shown: Vec<String> = items.take(LISTED_NAMES).collect();
-    if total > LISTED_NAMES {
-        shown.push(format!("… ({} more)", total - LISTED_NAMES));
-    }
-    shown.join(", ")
-}
-
-fn plural(n: u64, noun: &str) -> String {
-    match (n, noun) {
-        (1, _) => noun.to_owned(),
-        (_, "property") => "properties".to_owned(),
-        _ => format!("{noun}s"),
-    }
-}
-
-/// Numbers by value (`1` and `1.0` are one number), exactly for integers.
-fn compare(a: &Number, b: &Number) -> Option<Ordering> {
-    match (as_integer(a), as_integer(b)) {
-        (Some(a), Some(b)) => Some(a.cmp(&b)),
-        _ => a.as_f64()?.partial_cmp(&b.as_f64()?),
-    }
-}
-
-fn as_integer(n: &Number) -> Option<i128> {
-    n.as_i64()
-        .map(i128::from)
-        .or_else(|| n.as_u64().map(i128::from))
-}
-
-/// Exact for integers; for fractions, within a relative 1e-9 of a whole
-/// quotient, so that `0.3` is a multiple of `0.1` despite binary floats.
-fn is_multiple(n: &Number, divisor: &Number) -> bool {
-    if let (Some(n), Some(d)) = (as_integer(n), as_integer(divisor)) {
-        return d != 0 && n % d == 0;
-    }
-    let (Some(n), Some(d)) = (n.as_f64(), divisor.as_f64()) else {
-        return false;
-    };
-    let quotient = n / d;
-    quotient.is_finite() && (quotient - quotient.round()).abs() <= 1e-9 * quotient.abs().max(1.0)
-}
-
-/// JSON Schema equality: numbers by value, objects regardless of key order.
-fn equal(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(a), Value::Number(b)) => compare(a, b) == Some(Ordering::Equal),
-        (Value::Array(a), Value::Array(b)) => {
-            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| equal(a, b))
-        }
-        (Value::Object(a), Value::Object(b)) => {
-            a.len() == b.len()
-                && a.iter()
-                    .all(|(key, a)| b.get(key).is_some_and(|b| equal(a, b)))
-        }
-        _ => a == b,
-    }
-}
-
-/// The first repeated item of a list: `(first index, repeat index)`.
-/// Short lists compare pairwise (no allocation); long ones hash a canonical
-/// text of each item, so the cost stays linear.
-fn first_duplicate(items: &[Value]) -> Option<(usize, usize)> {
-    const PAIRWISE_UP_TO: usize = 16;
-    if items.len() <= PAIRWISE_UP_TO {
-        return (1..items.len()).find_map(|i| {
-            (0..i)
-                .find(|&j| equal(&items[j], &items[i]))
-                .map(|j| (j, i))
-        });
-    }
-    let mut first_seen: HashMap<String, usize> = HashMap::with_capacity(items.len());
-    items.iter().enumerate().find_map(|(i, item)| {
-        let first = *first_seen.entry(canonical(item)).or_insert(i);
-        (first != i).then_some((first, i))
-    })
-}
-
-/// A text that is the same for exactly the values [`equal`] calls equal,
-/// so `uniqueItems` is one hash lookup per item instead of a pairwise scan.
-fn canonical(value: &Value) -> String {
-    fn write(value: &Value, out: &mut String) {
-        match value {
-            Value::Number(n) => match (as_integer(n), n.as_f64()) {
-                (Some(i), _) => out.push_str(&i.to_string()),
-                (None, Some(f)) if f.fract() == 0.0 && f.abs() < 1e18 => {
-                    out.push_str(&format!("{f:.0}"));
-                }
-                _ => out.push_str(&n.to_string()),
-            },
-            Value::Array(items) => {
-                out.push('[');
-                for item in items {
-                    write(item, out);
-                    out.push(',');
-                }
-                out.push(']');
-            }
-            Value::Object(map) => {
-                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-                entries.sort_by_key(|(key, _)| *key);
-                out.push('{');
-                for (key, item) in entries {
-                    out.push_str(&Value::String(key.clone()).to_string());
-                    out.push(':');
-                    write(item, out);
-                    out.push(',');
-                }
-                out.push('}');
-            }
-            other => out.push_str(&other.to_string()),
-        }
-    }
-    let mut out = String::new();
-    write(value, &mut out);
-    out
 }
