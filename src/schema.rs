@@ -26,7 +26,7 @@
 //! | `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf` | draft-4 boolean `exclusive*` too; integers compare exactly |
 //! | `minLength`, `maxLength`, `pattern` | lengths in characters (Unicode scalar values); `pattern` in a safe subset, below |
 //! | `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else` | |
-//! | `$ref`, `$defs`, `definitions` | local references (`#`, `#/$defs/name`, any `#/…` pointer); recursion allowed |
+//! | `$ref`, `$defs`, `definitions` | local references (`#`, `#/$defs/name`, any `#/…` pointer); recursion allowed; keywords beside a `$ref` apply too, as since 2019-09 |
 //! | `true`, `false` | boolean schemas |
 //!
 //! Annotations (`title`, `description`, `default`, `examples`, `format`,

@@ -29,9 +29,12 @@ pub const MAX_TOOL_NAME_LEN: usize = 128;
 
 /// A tool as the model sees it: name, description, schemas and hints.
 ///
-/// Cheap to clone (the definition is shared), so a surface can hand out its
-/// list on every request. Each field is sent to the clients whose revision
-/// knows it and left out for the others.
+/// Cheap to clone (the definition and its compiled schemas are shared), so
+/// a surface can hand out its list on every request. Build each tool once
+/// and hand out clones: building compiles the schemas again, and a
+/// [`surface_fn`](crate::surface_fn) list closure runs on every request.
+/// Each field is sent to the clients whose revision knows it and left out
+/// for the others.
 ///
 /// ```
 /// use serde_json::json;
