@@ -1,0 +1,207 @@
+//! Writing answers back through tiny_http: plain responses, event streams
+//! that start with a handler's first notification, long-lived streams handed
+//! to the hub, and refusals whose unread body must not cost a worker.
+
+use std::io::{Cursor, Write};
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use crate::hub;
+use crate::mcp::{
+    Gone, Headers, HttpResponse, Outlet, RpcError, Service, StreamOpen, SERVER_ERROR,
+};
+use crate::session::lock;
+use crate::sse;
+
+/// Writes a long-lived stream's head and first events, then hands the
+/// connection to the hub, so that no worker stays with it.
+pub(super) fn open_stream(service: &Service, request: tiny_http::Request, open: StreamOpen) {
+    if !service.hub.has_room() {
+        let mut error = RpcError::new(
+            SERVER_ERROR,
+            format!(
+                "Server busy: {} event streams are open, the most this host keeps; retry later",
+                hub::MAX_STREAMS
+            ),
+        );
+        error.data = Some(serde_json::json!({"retryable": true}));
+        let mut response = service.refuse(503, None, &error);
+        response.headers.push(("Retry-After", "5".into()));
+        return respond(request, response);
+    }
+    let mut opening = sse::head(&[]);
+    for message in &open.first {
+        opening.extend(sse::event_chunk(&message.to_string()));
+    }
+    service
+        .hub
+        .adopt(request.into_writer(), &open.entry, open.kind, &opening);
+}
+
+/// Answers a request whose body was not read, without letting tiny_http's
+/// drain of that body pin this worker (or, for an absurd length, abort the
+/// process).
+pub(super) fn reply_leaving_body(
+    request: tiny_http::Request,
+    headers: &Headers,
+    response: HttpResponse,
+) {
+    let unread = unread_body_bytes(&request, headers);
+    if unread == 0 {
+        respond(request, response);
+    } else if unread <= MAX_DRAINED_BYTES {
+        // tiny_http reads an unread body to its end when the request is
+        // dropped, blocking until the client has sent it all: do that on a
+        // thread of its own so that a refused client cannot pin a worker.
+        // There is at most one per connection, as tiny_http reads the next
+        // request of a connection only after this one's body.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let _ = std::thread::Builder::new()
+            .name("toolhost-drain".into())
+            .spawn(move || {
+                if let Ok((request, response)) = rx.recv() {
+                    respond(request, response);
+                }
+            });
+        // If the thread could not start, its receiver is gone and the send
+        // hands the request back: answer inline then.
+        if let Err(std::sync::mpsc::SendError((request, response))) = tx.send((request, response)) {
+            respond(request, response);
+        }
+    } else {
+        abandon(request, response);
+    }
+}
+
+/// The answer to one POST: a plain response, or an event stream from the
+/// first notification a handler sends. Shared between the worker (which
+/// writes the final response) and the handler's context (which writes
+/// notifications, possibly from threads of its own).
+pub(super) struct Responder {
+    stage: Mutex<Stage>,
+}
+
+enum Stage {
+    /// Nothing written yet.
+    Pending(tiny_http::Request),
+    /// The event-stream head is out; the raw connection is ours.
+    Streaming(Box<dyn Write + Send>),
+    /// Answered, or the client is gone.
+    Done,
+}
+
+impl Responder {
+    pub(super) fn new(request: tiny_http::Request) -> Responder {
+        Responder {
+            stage: Mutex::new(Stage::Pending(request)),
+        }
+    }
+
+    /// The request, if nothing was written yet: for a reply that is a
+    /// long-lived stream of its own.
+    pub(super) fn take_pending(&self) -> Option<tiny_http::Request> {
+        match std::mem::replace(&mut *lock(&self.stage), Stage::Done) {
+            Stage::Pending(request) => Some(request),
+            other => {
+                *lock(&self.stage) = other;
+                None
+            }
+        }
+    }
+
+    /// Writes the final response: as it is when nothing was streamed, else
+    /// as the stream's last event.
+    pub(super) fn finish(&self, response: HttpResponse) {
+        let stage = std::mem::replace(&mut *lock(&self.stage), Stage::Done);
+        match stage {
+            Stage::Pending(request) => respond(request, response),
+            Stage::Streaming(mut writer) => {
+                let mut bytes = Vec::new();
+                if !response.body.is_empty() {
+                    bytes = sse::event_chunk(&String::from_utf8_lossy(&response.body));
+                }
+                bytes.extend_from_slice(sse::LAST_CHUNK);
+                let _ = sse::send(&mut *writer, &bytes);
+            }
+            Stage::Done => {}
+        }
+    }
+}
+
+impl Outlet for Responder {
+    fn answer(&self, message: &Value) {
+        self.finish(HttpResponse::json(200, message));
+    }
+
+    fn notify(&self, message: &Value) -> Result<(), Gone> {
+        let mut stage = lock(&self.stage);
+        let event = sse::event_chunk(&message.to_string());
+        let written = match std::mem::replace(&mut *stage, Stage::Done) {
+            Stage::Pending(request) => {
+                let mut writer = request.into_writer();
+                let mut bytes = sse::head(&[]);
+                bytes.extend_from_slice(&event);
+                sse::send(&mut *writer, &bytes).map(|()| writer)
+            }
+            Stage::Streaming(mut writer) => sse::send(&mut *writer, &event).map(|()| writer),
+            Stage::Done => return Err(Gone),
+        };
+        match written {
+            Ok(writer) => {
+                *stage = Stage::Streaming(writer);
+                Ok(())
+            }
+            Err(_) => Err(Gone),
+        }
+    }
+}
+
+/// The largest unread body that is drained after a refusal. tiny_http drains
+/// by allocating a buffer of the whole remaining length; past this the
+/// connection is abandoned instead (see [`abandon`]).
+const MAX_DRAINED_BYTES: usize = 64 << 20;
+
+/// How many bytes of body tiny_http will read from the socket when the
+/// request is dropped: a `Content-Length` body it did not already buffer
+/// (it buffers up to 1024 bytes unless the client sent `Expect`).
+pub(super) fn unread_body_bytes(request: &tiny_http::Request, headers: &Headers) -> usize {
+    match request.body_length() {
+        Some(len) if len > 1024 || headers.get("expect").is_some() => len,
+        _ => 0,
+    }
+}
+
+/// Answers a request whose declared body is too large to drain, and leaves
+/// its connection open and unread for good. Dropping the request would make
+/// tiny_http allocate the declared length in one piece, which for an absurd
+/// `Content-Length` aborts the process; the price is one idle socket and one
+/// parked tiny_http thread per such request, no more than the client itself
+/// holds open.
+fn abandon(request: tiny_http::Request, response: HttpResponse) {
+    let stream = request.upgrade("toolhost-refused", tiny_response(response));
+    std::mem::forget(stream);
+}
+
+fn tiny_response(response: HttpResponse) -> tiny_http::Response<Cursor<Vec<u8>>> {
+    let headers = response
+        .headers
+        .iter()
+        .filter_map(|(name, value)| {
+            tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
+        })
+        .collect();
+    let length = response.body.len();
+    tiny_http::Response::new(
+        tiny_http::StatusCode(response.status),
+        headers,
+        Cursor::new(response.body),
+        Some(length),
+        None,
+    )
+}
+
+fn respond(request: tiny_http::Request, response: HttpResponse) {
+    // A client that hung up is no fault of ours; there is no one to tell.
+    let _ = request.respond(tiny_response(response));
+}
