@@ -71,6 +71,14 @@ pub enum Event {
         /// What was wrong, as told to the client.
         message: String,
     },
+    /// A tool's schemas use keywords the host does not check (reported once
+    /// per session, when it opens): arguments are validated without them.
+    SchemaWarnings {
+        /// The tool's name.
+        tool: String,
+        /// One line per unchecked keyword.
+        warnings: Vec<String>,
+    },
     /// The application's surface misbehaved: `list_tools` panicked, or listed
     /// a tool that breaks the naming rules or repeats a name.
     SurfaceFault {

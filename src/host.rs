@@ -309,6 +309,7 @@ pub struct ToolHost {
     stopping: Arc<AtomicBool>,
     hub: Arc<Hub>,
     timer: Arc<Timer>,
+    hook: Option<EventHook>,
 }
 
 impl ToolHost {
@@ -360,6 +361,7 @@ impl ToolHost {
             capability_urls: config.capability_urls,
             hub: Arc::clone(&hub),
         });
+        let hook = config.hook.clone();
         let transport = Arc::new(Transport {
             table: Arc::clone(&table),
             service: Service {
@@ -392,6 +394,7 @@ impl ToolHost {
             stopping: Arc::clone(&stopping),
             hub,
             timer,
+            hook,
         };
         for n in 0..config.workers {
             let server = Arc::clone(&server);
@@ -423,6 +426,9 @@ impl ToolHost {
     /// When the operating system's random source fails (see
     /// [`ToolSession`]); no bearer can be minted safely then.
     pub fn open_session(&self, surface: impl ToolSurface + 'static) -> ToolSession {
+        if let Some(hook) = &self.hook {
+            report_schema_warnings(hook, &surface);
+        }
         ToolSession::open(
             Arc::clone(&self.table),
             Arc::clone(&self.endpoint),
@@ -476,6 +482,23 @@ impl fmt::Debug for ToolHost {
 impl Drop for ToolHost {
     fn drop(&mut self) {
         self.shutdown();
+    }
+}
+
+/// Tells the event hook, once per session, which schema keywords of its
+/// tools go unchecked (see [`Tool::schema_warnings`](crate::Tool::schema_warnings)).
+fn report_schema_warnings(hook: &EventHook, surface: &dyn ToolSurface) {
+    let Ok(tools) = catch_unwind(AssertUnwindSafe(|| surface.list_tools())) else {
+        return; // the first tools/list reports the panic
+    };
+    for tool in tools {
+        let warnings = tool.schema_warnings();
+        if !warnings.is_empty() {
+            hook(&Event::SchemaWarnings {
+                tool: tool.name().to_owned(),
+                warnings,
+            });
+        }
     }
 }
 

@@ -389,3 +389,41 @@ fn a_result_that_breaks_the_output_schema_becomes_a_failure_for_the_hook() {
         ["the structuredContent of tool \"search_notes\" does not match its outputSchema:\n/hits/0: expected string, got 1"]
     );
 }
+
+#[test]
+fn opening_a_session_reports_the_schema_keywords_left_unchecked() {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&events);
+    let host = ToolHost::bind(
+        HostConfig::default().on_event(move |e| sink.lock().unwrap().push(e.clone())),
+    )
+    .unwrap();
+    let surface = StaticSurface::new()
+        .tool(
+            Tool::new("typo", "A schema with a misspelled keyword.").input_schema(json!({
+                "type": "object", "properties": {"a": {"type": "string"}}, "requried": ["a"]})),
+            |_, _| ToolOutcome::text("ok"),
+        )
+        .unwrap()
+        .tool(
+            Tool::new("clean", "A schema with nothing unchecked."),
+            |_, _| ToolOutcome::text("ok"),
+        )
+        .unwrap();
+    let _session = host.open_session(surface);
+    let reported: Vec<(String, Vec<String>)> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            Event::SchemaWarnings { tool, warnings } => Some((tool.clone(), warnings.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reported.len(), 1, "{reported:?}");
+    assert_eq!(reported[0].0, "typo");
+    assert!(
+        reported[0].1.iter().any(|w| w.contains("requried")),
+        "{reported:?}"
+    );
+}
