@@ -80,6 +80,8 @@ mod pattern;
 mod report;
 mod values;
 
+pub(crate) use compile::describe;
+
 use std::fmt;
 
 use serde_json::Value;

@@ -23,6 +23,7 @@ use super::{Halt, Headers, Outlet, Service};
 use crate::ask::{Asking, Round};
 use crate::context::{CallContext, Talk};
 use crate::event::{CallResult, Event};
+use crate::schema::describe;
 use crate::session::{CallKey, CallTicket, SessionEntry};
 use crate::timer::JobId;
 use crate::tool::{OutcomeState, Tool, ToolOutcome};
@@ -98,22 +99,11 @@ fn read_call(params: Option<&Value>) -> Result<(String, Value), RpcError> {
         Some(other) => {
             return Err(RpcError::invalid_params(format!(
                 "params.arguments must be a JSON object, got {}",
-                json_type(other)
+                describe(other)
             )))
         }
     };
     Ok((name.to_owned(), arguments))
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// `tools/call`: find the tool now, admit the call, run the handler.

@@ -100,7 +100,8 @@ pub(super) fn escape_token(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
 
-fn describe(value: &Value) -> &'static str {
+/// A value's JSON type with its article, for messages: "a string", "null".
+pub(crate) fn describe(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
