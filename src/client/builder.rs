@@ -2,6 +2,7 @@
 //! and which protocol era it speaks. Every setting has a working default, so
 //! `Client::connect(url)` is the whole setup for an open endpoint.
 
+use std::fmt::Write;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -135,8 +136,8 @@ impl ClientBuilder {
     /// crate's version).
     #[must_use]
     pub fn client_info(mut self, name: &str, version: &str) -> ClientBuilder {
-        self.identity.name = name.to_owned();
-        self.identity.version = version.to_owned();
+        name.clone_into(&mut self.identity.name);
+        version.clone_into(&mut self.identity.version);
         self
     }
 
@@ -151,12 +152,18 @@ impl ClientBuilder {
 
     /// Checks the settings, connects, and (per the era) performs the
     /// handshake or the `server/discover` probe.
+    ///
+    /// # Errors
+    /// [`ClientError::InvalidUrl`] or [`ClientError::InvalidConfig`] for
+    /// settings that cannot work, [`ClientError::Connect`] when nothing
+    /// accepts the connection, and any error of the handshake (a refused
+    /// bearer is [`ClientError::Unauthorized`]).
     pub fn connect(self) -> Result<Client, ClientError> {
         let target = url::parse(&self.url)?;
         let mut fixed = format!("Host: {}\r\n", target.host_header);
         for (name, value) in &self.headers {
             check_header(name, value)?;
-            fixed.push_str(&format!("{name}: {value}\r\n"));
+            let _ = write!(fixed, "{name}: {value}\r\n");
         }
         if !self.identity.capabilities.is_object() {
             return Err(ClientError::InvalidConfig {

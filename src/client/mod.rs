@@ -134,6 +134,9 @@ pub struct Client {
 impl Client {
     /// Connects to `url` with the default settings ([`Era::Auto`], no
     /// credentials). Use [`Client::builder`] for headers, timeouts or the era.
+    ///
+    /// # Errors
+    /// As [`ClientBuilder::connect`].
     pub fn connect(url: &str) -> Result<Client, ClientError> {
         ClientBuilder::new(url).connect()
     }
@@ -245,6 +248,12 @@ impl Client {
     }
 
     /// Every tool the server lists, following `nextCursor` page by page.
+    ///
+    /// # Errors
+    /// Whatever the server refuses ([`ClientError::Rpc`],
+    /// [`ClientError::Unauthorized`], …), a fault of the connection, or
+    /// [`ClientError::Malformed`] for a page that is not a tool list or a
+    /// cursor that repeats.
     pub fn list_tools(&mut self) -> Result<Vec<ToolInfo>, ClientError> {
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
@@ -279,6 +288,12 @@ impl Client {
     /// `Ok` whenever the tool was reached — check
     /// [`is_error`](ToolResult::is_error) for its verdict. `Err` when the call
     /// never got that far (unknown method, invalid params, a refused bearer, …).
+    ///
+    /// # Errors
+    /// [`ClientError::Rpc`] when the server refuses the call itself (its
+    /// JSON-RPC error inside), [`ClientError::Unauthorized`],
+    /// [`ClientError::Timeout`], a fault of the connection, or
+    /// [`ClientError::Malformed`] for an answer that is not a tool result.
     pub fn call_tool(&mut self, name: &str, arguments: Value) -> Result<ToolResult, ClientError> {
         self.call_tool_with(name, arguments, CallOptions::new())
     }
@@ -306,6 +321,10 @@ impl Client {
     /// // `reports` holds whatever progress the server streamed (none here).
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    ///
+    /// # Errors
+    /// As [`call_tool`](Client::call_tool), and [`ClientError::Cancelled`]
+    /// once the cancel handle fired.
     pub fn call_tool_with(
         &mut self,
         name: &str,
@@ -352,6 +371,10 @@ impl Client {
 
     /// Checks the server answers `ping`. Stateful era only: 2026-07-28 has no
     /// `ping` (a [`ClientError::NotInEra`] says so without a request).
+    ///
+    /// # Errors
+    /// [`ClientError::NotInEra`] in the stateless era; otherwise whatever
+    /// stopped the server from answering.
     pub fn ping(&mut self) -> Result<(), ClientError> {
         if self.mode == Mode::Stateless {
             return Err(ClientError::NotInEra {
@@ -368,6 +391,9 @@ impl Client {
     /// `DELETE` so the server can drop the MCP session (a server that
     /// answers 404 or 405 — already gone, or no explicit end — is fine).
     /// Dropping a client only closes its connection.
+    ///
+    /// # Errors
+    /// Whatever the server answered to `DELETE` other than success, 404 or 405.
     pub fn close(mut self) -> Result<(), ClientError> {
         let Mode::Stateful {
             session_id: Some(_),
@@ -407,6 +433,9 @@ impl ToolSession {
     /// assert_eq!(client.call_tool("echo", json!({"text": "hi"}))?.text(), "hi");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    ///
+    /// # Errors
+    /// As [`ClientBuilder::connect`]: the host shut down, most likely.
     pub fn client(&self) -> Result<Client, ClientError> {
         self.client_builder().connect()
     }

@@ -83,15 +83,29 @@ pub(crate) fn request_body(
             }
         }
     }
-    let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-    message.to_string().into_bytes()
+    envelope(Some(id), method, Value::Object(params))
+}
+
+/// `{"jsonrpc":"2.0","id":…,"method":…,"params":…}` as bytes. Built field by
+/// field: `json!` would copy `params` through `to_value`, which costs as much
+/// as the rest of a small request.
+fn envelope(id: Option<u64>, method: &str, params: Value) -> Vec<u8> {
+    let mut message = Map::new();
+    message.insert("jsonrpc".into(), "2.0".into());
+    if let Some(id) = id {
+        message.insert("id".into(), id.into());
+    }
+    message.insert("method".into(), method.into());
+    message.insert("params".into(), params);
+    let mut out = Vec::with_capacity(256);
+    // Writing a Value into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut out, &message);
+    out
 }
 
 /// A JSON-RPC notification body.
 pub(crate) fn notification_body(method: &str, params: Value) -> Vec<u8> {
-    json!({"jsonrpc": "2.0", "method": method, "params": params})
-        .to_string()
-        .into_bytes()
+    envelope(None, method, params)
 }
 
 /// The `initialize` params: the newest stateful revision, the client's
