@@ -2,16 +2,10 @@
 //!
 //! The message rules are functions over `BufRead`, tested on byte strings:
 //! the status line and headers ([`read_head`]), how the body is framed
-//! (`Content-Length`, chunked, or until close) and reading it ([`Body`]).
-//! [`Connection`] is the socket shell: `TCP_NODELAY`, timeouts, keep-alive
-//! and noticing that an idle connection was closed by the server.
-//!
-//! A request goes out in one `write` (head and body in one buffer), so with
-//! `TCP_NODELAY` it leaves at once and never waits on a delayed ACK.
+//! (`Content-Length`, chunked, or until close) and reading it ([`Body`]),
+//! and writing a request into one buffer. The socket is `wire.rs`'s.
 
-use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
+use std::io::{self, BufRead, Read};
 
 use super::error::ClientError;
 
@@ -21,10 +15,6 @@ const MAX_HEAD_BYTES: u64 = 64 << 10;
 const MAX_HEADERS: usize = 128;
 /// The largest chunk-size line accepted (size, extensions, CRLF).
 const MAX_CHUNK_LINE: u64 = 4 << 10;
-/// How long a connection may sit idle before it is checked for a close by
-/// the server before reuse. Servers close idle keep-alive connections after a
-/// few seconds (uvicorn after 5); a check costs three system calls.
-const IDLE_CHECK_AFTER: Duration = Duration::from_secs(1);
 
 /// The status line and headers of a response.
 #[derive(Debug, PartialEq, Eq)]
@@ -403,105 +393,6 @@ pub(crate) fn write_request(
     }
     out.extend_from_slice(b"\r\n");
     out.extend_from_slice(body);
-}
-
-/// One keep-alive TCP connection.
-#[derive(Debug)]
-pub(crate) struct Connection {
-    pub(crate) reader: BufReader<TcpStream>,
-    /// The read timeout currently set on the socket.
-    read_timeout: Duration,
-    last_used: Instant,
-}
-
-impl Connection {
-    /// Connects to the first of `addrs` that accepts, with `TCP_NODELAY`.
-    pub(crate) fn open(
-        addrs: &[SocketAddr],
-        connect_timeout: Duration,
-        timeout: Duration,
-    ) -> Result<Connection, ClientError> {
-        let mut last = None;
-        for addr in addrs {
-            match TcpStream::connect_timeout(addr, connect_timeout) {
-                Ok(stream) => {
-                    let setup = |stream: &TcpStream| {
-                        stream.set_nodelay(true)?;
-                        stream.set_read_timeout(Some(timeout))?;
-                        stream.set_write_timeout(Some(timeout))
-                    };
-                    setup(&stream).map_err(|source| ClientError::Connect {
-                        addr: addr.to_string(),
-                        source,
-                    })?;
-                    return Ok(Connection {
-                        reader: BufReader::with_capacity(16 << 10, stream),
-                        read_timeout: timeout,
-                        last_used: Instant::now(),
-                    });
-                }
-                Err(source) => last = Some((addr, source)),
-            }
-        }
-        Err(match last {
-            Some((addr, source)) => ClientError::Connect {
-                addr: addr.to_string(),
-                source,
-            },
-            None => ClientError::InvalidConfig {
-                problem: "the URL resolved to no address".into(),
-            },
-        })
-    }
-
-    pub(crate) fn stream(&self) -> &TcpStream {
-        self.reader.get_ref()
-    }
-
-    /// Whether the server has closed (or written unasked to) a connection
-    /// that sat idle; such a connection must not carry the next request.
-    pub(crate) fn went_stale(&mut self) -> bool {
-        if self.last_used.elapsed() < IDLE_CHECK_AFTER {
-            return false;
-        }
-        if !self.reader.buffer().is_empty() {
-            return true;
-        }
-        let stream = self.reader.get_ref();
-        if stream.set_nonblocking(true).is_err() {
-            return true;
-        }
-        let mut probe = [0u8; 1];
-        let stale =
-            !matches!(stream.peek(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
-        stale || stream.set_nonblocking(false).is_err()
-    }
-
-    /// Sets the socket's read timeout unless it already is `timeout`.
-    pub(crate) fn set_read_timeout(&mut self, timeout: Duration) -> Result<(), ClientError> {
-        if self.read_timeout != timeout {
-            self.stream()
-                .set_read_timeout(Some(timeout))
-                .map_err(ClientError::Io)?;
-            self.read_timeout = timeout;
-        }
-        Ok(())
-    }
-
-    /// Sends bytes that hold a whole request.
-    pub(crate) fn send(&mut self, bytes: &[u8]) -> Result<(), ClientError> {
-        self.reader
-            .get_mut()
-            .write_all(bytes)
-            .map_err(ClientError::Io)?;
-        self.last_used = Instant::now();
-        Ok(())
-    }
-
-    /// Marks the end of an exchange.
-    pub(crate) fn touch(&mut self) {
-        self.last_used = Instant::now();
-    }
 }
 
 #[cfg(test)]

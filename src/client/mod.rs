@@ -53,9 +53,8 @@ pub use call::{CallOptions, CancelHandle, Progress};
 pub use error::ClientError;
 pub use tools::{ContentBlock, ToolInfo, ToolResult};
 
-use http1::Connection;
 use rpc::{Identity, Mode, Probe};
-use wire::Wire;
+use wire::{Connection, Wire};
 
 use crate::mcp::Revision;
 use crate::session::ToolSession;

@@ -1,26 +1,32 @@
 //! One exchange on the wire: a request out, its answer in.
 //!
-//! [`Wire`] owns the keep-alive connection and writes each request in one
-//! buffer; the answer is read whichever way the server chose — a JSON body,
+//! [`Connection`] is the socket shell: `TCP_NODELAY`, timeouts, and noticing
+//! that an idle keep-alive connection was closed by the server. [`Wire`]
+//! owns the connection and writes each request in one buffer — one `write`,
+//! so with `TCP_NODELAY` it leaves at once and never waits on a delayed ACK; the answer is read whichever way the server chose — a JSON body,
 //! or an event stream whose progress notifications go to the caller's
 //! callback before the response arrives. A connection is reused only when
 //! its answer was read to the end and the server keeps it open; any fault
 //! drops it, and the next request opens a fresh one.
 
 use std::borrow::Cow;
-use std::io::{BufReader, Read};
-use std::net::TcpStream;
-use std::time::Duration;
+use std::io::{self, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
 use super::call::{CallOptions, CancelHandle, Progress};
 use super::error::ClientError;
-use super::http1::{self, Body, Connection, Head};
+use super::http1::{self, Body, Head};
 use super::rpc::{self, Incoming, Mode, RpcFault};
 use super::sse::SseParser;
 use super::Settings;
 
+/// How long a connection may sit idle before it is checked for a close by
+/// the server before reuse. Servers close idle keep-alive connections after a
+/// few seconds (uvicorn after 5); a check costs three system calls.
+const IDLE_CHECK_AFTER: Duration = Duration::from_secs(1);
 /// The largest response body (or SSE event) the client reads.
 const MAX_RESPONSE_BYTES: usize = 64 << 20;
 /// How much of an error body goes into [`ClientError::Http`].
@@ -343,4 +349,103 @@ fn read_stream(
         let _ = body.reader().get_ref().set_read_timeout(Some(wait));
     }
     reply.map_err(|fault| fault.into_error(200))
+}
+
+/// One keep-alive TCP connection.
+#[derive(Debug)]
+pub(crate) struct Connection {
+    pub(crate) reader: BufReader<TcpStream>,
+    /// The read timeout currently set on the socket.
+    read_timeout: Duration,
+    last_used: Instant,
+}
+
+impl Connection {
+    /// Connects to the first of `addrs` that accepts, with `TCP_NODELAY`.
+    pub(crate) fn open(
+        addrs: &[SocketAddr],
+        connect_timeout: Duration,
+        timeout: Duration,
+    ) -> Result<Connection, ClientError> {
+        let mut last = None;
+        for addr in addrs {
+            match TcpStream::connect_timeout(addr, connect_timeout) {
+                Ok(stream) => {
+                    let setup = |stream: &TcpStream| {
+                        stream.set_nodelay(true)?;
+                        stream.set_read_timeout(Some(timeout))?;
+                        stream.set_write_timeout(Some(timeout))
+                    };
+                    setup(&stream).map_err(|source| ClientError::Connect {
+                        addr: addr.to_string(),
+                        source,
+                    })?;
+                    return Ok(Connection {
+                        reader: BufReader::with_capacity(16 << 10, stream),
+                        read_timeout: timeout,
+                        last_used: Instant::now(),
+                    });
+                }
+                Err(source) => last = Some((addr, source)),
+            }
+        }
+        Err(match last {
+            Some((addr, source)) => ClientError::Connect {
+                addr: addr.to_string(),
+                source,
+            },
+            None => ClientError::InvalidConfig {
+                problem: "the URL resolved to no address".into(),
+            },
+        })
+    }
+
+    pub(crate) fn stream(&self) -> &TcpStream {
+        self.reader.get_ref()
+    }
+
+    /// Whether the server has closed (or written unasked to) a connection
+    /// that sat idle; such a connection must not carry the next request.
+    pub(crate) fn went_stale(&mut self) -> bool {
+        if self.last_used.elapsed() < IDLE_CHECK_AFTER {
+            return false;
+        }
+        if !self.reader.buffer().is_empty() {
+            return true;
+        }
+        let stream = self.reader.get_ref();
+        if stream.set_nonblocking(true).is_err() {
+            return true;
+        }
+        let mut probe = [0u8; 1];
+        let stale =
+            !matches!(stream.peek(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
+        stale || stream.set_nonblocking(false).is_err()
+    }
+
+    /// Sets the socket's read timeout unless it already is `timeout`.
+    pub(crate) fn set_read_timeout(&mut self, timeout: Duration) -> Result<(), ClientError> {
+        if self.read_timeout != timeout {
+            self.stream()
+                .set_read_timeout(Some(timeout))
+                .map_err(ClientError::Io)?;
+            self.read_timeout = timeout;
+        }
+        Ok(())
+    }
+
+    /// Sends bytes that hold a whole request.
+    pub(crate) fn send(&mut self, bytes: &[u8]) -> Result<(), ClientError> {
+        self.reader
+            .get_mut()
+            .write_all(bytes)
+            .map_err(ClientError::Io)?;
+        self.last_used = Instant::now();
+        Ok(())
+    }
+
+    /// Marks the end of an exchange.
+    pub(crate) fn touch(&mut self) {
+        self.last_used = Instant::now();
+    }
 }
