@@ -20,7 +20,8 @@
 //! method, authenticating nothing.
 //!
 //! The last line is `bench: call/floor c1=… c4=… c16=… first_call_ms=…
-//! sse_call_ms=… churn_per_s=… bytes_per_session=…`. See BENCHMARKS.md.
+//! sse_call_ms=… churn_per_s=… bytes_per_session=…`. See BENCHMARKS.md,
+//! which also shows how `--profile` counts instructions per call.
 
 use std::io::{self, BufRead, BufReader, Cursor, Write};
 use std::net::{TcpListener, TcpStream};
@@ -44,17 +45,56 @@ const IDLE_SESSIONS: usize = 10_000;
 const BIG_LIST: usize = 1_000;
 
 fn main() {
-    if std::env::args().any(|a| a == "--serve") {
-        if let Err(err) = serve() {
-            eprintln!("roundtrip --serve: {err}");
-            std::process::exit(1);
-        }
-        return;
-    }
-    if let Err(err) = drive() {
+    let args: Vec<String> = std::env::args().collect();
+    let outcome = if args.iter().any(|a| a == "--serve") {
+        serve()
+    } else if let Some(at) = args.iter().position(|a| a == "--profile") {
+        profile(&args[at + 1..])
+    } else {
+        drive()
+    };
+    if let Err(err) = outcome {
         eprintln!("roundtrip: {err}");
         std::process::exit(1);
     }
+}
+
+/// `--profile toolhost|floor [stateful|stateless] [N]`: both servers and N
+/// echo calls in this one process, nothing timed — for counting
+/// instructions per call with `valgrind --tool=callgrind` (see
+/// BENCHMARKS.md).
+fn profile(args: &[String]) -> Fallible<()> {
+    let target = match args.first().map(String::as_str) {
+        Some("floor") => Target::Floor,
+        Some("toolhost") | None => Target::Toolhost,
+        Some(other) => {
+            return Err(format!("--profile takes toolhost or floor, not {other:?}").into())
+        }
+    };
+    let era = match args.get(1).map(String::as_str) {
+        Some("stateless") => Era::Stateless,
+        _ => Era::Stateful,
+    };
+    let calls: usize = args.get(2).and_then(|n| n.parse().ok()).unwrap_or(2000);
+    let host = ToolHost::bind(HostConfig::default().server_name("roundtrip"))?;
+    let session = host.open_session(echo_tools()?);
+    let servers = Servers {
+        toolhost: session.url(),
+        auth: session.authorization(),
+        many_auth: String::new(),
+        floor: floor(DEFAULT_WORKERS)?,
+        workers: DEFAULT_WORKERS as u64,
+        bytes_per_session: None,
+        bytes_per_session_own_surface: None,
+        churn_per_s: f64::NAN,
+    };
+    let mut client = servers.client(target, era)?;
+    let args = json!({"text": "hello"});
+    for _ in 0..calls {
+        client.call_tool("echo", args.clone())?;
+    }
+    eprintln!("{calls} calls to {}", target.name());
+    Ok(())
 }
 
 type Fallible<T> = Result<T, Box<dyn std::error::Error>>;
