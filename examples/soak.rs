@@ -711,7 +711,7 @@ fn main() -> Result<()> {
         get(&l.ran_boom),
         ran_long[0] + ran_long[1],
         call_started,
-        get(&l.call_finished),
+        get(&l.call_finished) - gathered,
         get(&l.finished_failed)
     );
     println!(
