@@ -119,3 +119,9 @@ pub enum AuthRefusal {
 
 /// The application's event hook, shared by every worker.
 pub(crate) type EventHook = Arc<dyn Fn(&Event) + Send + Sync>;
+
+/// Calls the hook, containing a panic in it: a broken logger must not
+/// cost the request it reports on (nor a call's bookkeeping).
+pub(crate) fn report(hook: &EventHook, event: &Event) {
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(event)));
+}

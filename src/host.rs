@@ -16,7 +16,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
-use crate::event::{Event, EventHook};
+use crate::event::{report, Event, EventHook};
 use crate::http::{self, Transport};
 use crate::hub::Hub;
 use crate::mcp::{CacheHint, CacheScope, CallSlots, Service, StateSigner};
@@ -33,6 +33,10 @@ pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// How long a call runs before the event hook hears of it by default.
 pub const DEFAULT_LONG_CALL_REPORT: Duration = Duration::from_secs(60);
+
+/// How long a connection may stay silent, and a body take to arrive, by
+/// default.
+pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The default largest request body (4 MiB).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
@@ -68,6 +72,7 @@ pub struct HostConfig {
     keep_alive: Duration,
     call_timeout: Option<Duration>,
     long_call_report: Option<Duration>,
+    read_timeout: Duration,
 }
 
 impl Default for HostConfig {
@@ -92,6 +97,7 @@ impl Default for HostConfig {
             keep_alive: DEFAULT_KEEP_ALIVE,
             call_timeout: None,
             long_call_report: Some(DEFAULT_LONG_CALL_REPORT),
+            read_timeout: DEFAULT_READ_TIMEOUT,
         }
     }
 }
@@ -240,6 +246,18 @@ impl HostConfig {
         self
     }
 
+    /// How long a request body may take to arrive (408 past it), and how
+    /// long a connection may stay silent before it is closed
+    /// ([`DEFAULT_READ_TIMEOUT`] by default). It bounds how long a client
+    /// holding a bearer can keep a worker by sending a body slowly, and how
+    /// long an idle keep-alive connection costs a thread. Event streams are
+    /// unaffected: the host only writes to them.
+    #[must_use]
+    pub fn read_timeout(mut self, timeout: Duration) -> HostConfig {
+        self.read_timeout = timeout;
+        self
+    }
+
     /// Reports [`Event::CallRunningLong`] for every call still running after
     /// `after` ([`DEFAULT_LONG_CALL_REPORT`] by default); `None` turns the
     /// report off.
@@ -330,6 +348,12 @@ impl ToolHost {
         }
         crate::acp::validate_server_name(&config.name)?;
         let slots = config.call_slots()?;
+        if config.read_timeout.is_zero() {
+            return Err(Error::InvalidConfig {
+                setting: "read_timeout",
+                problem: "a zero timeout would mean none; use at least a millisecond".into(),
+            });
+        }
         if config.keep_alive.is_zero() {
             return Err(Error::InvalidConfig {
                 setting: "keep_alive",
@@ -341,7 +365,7 @@ impl ToolHost {
             source,
         };
         let listener = TcpListener::bind(config.addr).map_err(bind_error)?;
-        let listener = with_nodelay(listener).map_err(bind_error)?;
+        let listener = with_socket_options(listener, config.read_timeout).map_err(bind_error)?;
         let addr = listener.local_addr().map_err(bind_error)?;
         let server = tiny_http::Server::from_listener(listener, None)
             .map_err(|err| bind_error(io::Error::other(err.to_string())))?;
@@ -383,6 +407,7 @@ impl ToolHost {
             allowed_origins: config.allowed_origins,
             capability_urls: config.capability_urls,
             max_body_bytes: config.max_body_bytes,
+            read_timeout: config.read_timeout,
         });
         let stopping = Arc::new(AtomicBool::new(false));
         let host = ToolHost {
@@ -494,10 +519,13 @@ fn report_schema_warnings(hook: &EventHook, surface: &dyn ToolSurface) {
     for tool in tools {
         let warnings = tool.schema_warnings();
         if !warnings.is_empty() {
-            hook(&Event::SchemaWarnings {
-                tool: tool.name().to_owned(),
-                warnings,
-            });
+            report(
+                hook,
+                &Event::SchemaWarnings {
+                    tool: tool.name().to_owned(),
+                    warnings,
+                },
+            );
         }
     }
 }
@@ -517,21 +545,28 @@ fn work(server: &tiny_http::Server, transport: &Transport, stopping: &AtomicBool
     }
 }
 
-/// Sets `TCP_NODELAY` on the listening socket; Linux and the BSDs copy it to
-/// every accepted socket. Without it, a response written in more than one
-/// piece meets the client's delayed ACK and waits ~40 ms.
+/// Sets options on the listening socket that Linux (and the BSDs) copy to
+/// every accepted socket, since tiny_http gives no access to those:
+/// `TCP_NODELAY`, without which a response written in more than one piece
+/// meets the client's delayed ACK and waits ~40 ms; and read and write
+/// timeouts, so that no read or write on a connection blocks longer than
+/// `timeout` — a stalled body frees its worker (408), a silent keep-alive
+/// connection is closed, and a client that stops reading cannot stall a
+/// stream writer.
 #[cfg(unix)]
-fn with_nodelay(listener: TcpListener) -> io::Result<TcpListener> {
+fn with_socket_options(listener: TcpListener, timeout: Duration) -> io::Result<TcpListener> {
     use std::os::fd::OwnedFd;
-    // std exposes TCP_NODELAY only on streams; on a socket descriptor the
-    // option is the same either way.
+    // std exposes these options only on streams; on a socket descriptor they
+    // are the same either way.
     let socket = TcpStream::from(OwnedFd::from(listener));
     socket.set_nodelay(true)?;
+    socket.set_read_timeout(Some(timeout))?;
+    socket.set_write_timeout(Some(timeout))?;
     Ok(TcpListener::from(OwnedFd::from(socket)))
 }
 
 #[cfg(not(unix))]
-fn with_nodelay(listener: TcpListener) -> io::Result<TcpListener> {
+fn with_socket_options(listener: TcpListener, _timeout: Duration) -> io::Result<TcpListener> {
     Ok(listener)
 }
 

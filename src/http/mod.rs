@@ -9,9 +9,10 @@
 
 mod reply;
 
-use std::io::Read;
+use std::io;
 use std::net::IpAddr;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::event::AuthRefusal;
 use crate::mcp::{
@@ -32,6 +33,7 @@ pub(crate) struct Transport {
     pub(crate) allowed_origins: Vec<String>,
     pub(crate) capability_urls: bool,
     pub(crate) max_body_bytes: usize,
+    pub(crate) read_timeout: Duration,
 }
 
 /// The request line and headers: all the checks look at.
@@ -235,8 +237,9 @@ const MAX_HEADERS: usize = 100;
 const MAX_HEADER_BYTES: usize = 32 << 10;
 
 /// Headers whose meaning breaks if sent twice (which value would count?).
-const SINGLE_HEADERS: [&str; 6] = [
+const SINGLE_HEADERS: [&str; 7] = [
     "host",
+    "origin",
     "authorization",
     "content-type",
     "content-length",
@@ -280,10 +283,15 @@ fn bearer_token(value: &str) -> Option<&str> {
 }
 
 /// Reads a body of at most `max` bytes; 413 past it.
+/// Reads a body of at most `max` bytes, arriving within `deadline`: 413
+/// past the size, 408 past the time. The socket's own read timeout (set on
+/// the listener, see `host.rs`) bounds each read, so a client that stops
+/// sending cannot hold this worker past the deadline either.
 fn read_body(
     service: &Service,
     request: &mut tiny_http::Request,
     max: usize,
+    deadline: Duration,
 ) -> Result<Vec<u8>, HttpResponse> {
     let too_large = || {
         let error = RpcError::new(
@@ -296,17 +304,49 @@ fn read_body(
     if declared.is_some_and(|len| len > max) {
         return Err(too_large());
     }
-    let mut body = Vec::with_capacity(declared.unwrap_or(0));
-    let limit = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
-    if let Err(err) = request.as_reader().take(limit).read_to_end(&mut body) {
+    let too_slow = || {
         let error = RpcError::new(
             INVALID_REQUEST,
-            format!("Bad Request: the body could not be read: {err}"),
+            format!(
+                "Request Timeout: the body did not arrive within {} ms",
+                deadline.as_millis()
+            ),
         );
-        return Err(service.refuse(400, None, &error));
-    }
-    if body.len() > max {
-        return Err(too_large());
+        service.refuse(408, None, &error)
+    };
+    let started = Instant::now();
+    let mut body = Vec::with_capacity(declared.unwrap_or(0));
+    let mut chunk = [0u8; 16 << 10];
+    let reader = request.as_reader();
+    loop {
+        if started.elapsed() > deadline {
+            return Err(too_slow());
+        }
+        match reader.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => {
+                body.extend_from_slice(&chunk[..n]);
+                if body.len() > max {
+                    return Err(too_large());
+                }
+            }
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            Err(err)
+                if matches!(
+                    err.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(too_slow())
+            }
+            Err(err) => {
+                let error = RpcError::new(
+                    INVALID_REQUEST,
+                    format!("Bad Request: the body could not be read: {err}"),
+                );
+                return Err(service.refuse(400, None, &error));
+            }
+        }
     }
     Ok(body)
 }
@@ -336,7 +376,12 @@ pub(crate) fn serve(transport: &Transport, mut request: tiny_http::Request) {
     };
     match admitted.verb {
         Verb::Post => {
-            let body = match read_body(service, &mut request, transport.max_body_bytes) {
+            let body = match read_body(
+                service,
+                &mut request,
+                transport.max_body_bytes,
+                transport.read_timeout,
+            ) {
                 Ok(body) => body,
                 Err(refusal) => return reply_leaving_body(request, &head.headers, refusal),
             };

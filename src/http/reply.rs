@@ -179,7 +179,36 @@ pub(super) fn unread_body_bytes(request: &tiny_http::Request, headers: &Headers)
 /// parked tiny_http thread per such request, no more than the client itself
 /// holds open.
 fn abandon(request: tiny_http::Request, response: HttpResponse) {
-    let stream = request.upgrade("toolhost-refused", tiny_response(response));
+    let HttpResponse {
+        status,
+        headers,
+        body,
+    } = response;
+    let mut headers: Vec<tiny_http::Header> = headers
+        .iter()
+        .filter_map(|(name, value)| {
+            tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
+        })
+        .collect();
+    // `upgrade` writes no Content-Length and no body, and tiny_http refuses
+    // a Content-Length header it did not compute; without one the client
+    // would wait for a body that never ends. So the length rides on a line
+    // of its own after a header of ours, and the body follows the head.
+    if let Ok(length) = tiny_http::Header::from_bytes(
+        &b"X-Toolhost-Refused"[..],
+        format!("body-unread\r\nContent-Length: {}", body.len()).as_bytes(),
+    ) {
+        headers.push(length);
+    }
+    let head = tiny_http::Response::new(
+        tiny_http::StatusCode(status),
+        headers,
+        Cursor::new(Vec::new()),
+        Some(0),
+        None,
+    );
+    let mut stream = request.upgrade("toolhost-refused", head);
+    let _ = stream.write_all(&body).and_then(|()| stream.flush());
     std::mem::forget(stream);
 }
 

@@ -31,7 +31,7 @@ use jsonrpc::{classify, success, Message, METHOD_NOT_FOUND, PARSE_ERROR};
 use lifecycle::Caller;
 
 use crate::context::LogLevel;
-use crate::event::{AuthRefusal, Event, EventHook};
+use crate::event::{report, AuthRefusal, Event, EventHook};
 use crate::hub::{Hub, StreamKind};
 use crate::session::{lock, CallKey, SessionEntry};
 use crate::timer::Timer;
@@ -86,7 +86,7 @@ impl Service {
     /// Reports an event; the event is only built when a hook listens.
     pub(crate) fn emit(&self, event: impl FnOnce() -> Event) {
         if let Some(hook) = &self.hook {
-            hook(&event());
+            report(hook, &event());
         }
     }
 

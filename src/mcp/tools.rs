@@ -22,7 +22,7 @@ use super::version::Revision;
 use super::{Halt, Headers, Outlet, Service};
 use crate::ask::{Asking, Round};
 use crate::context::{CallContext, Talk};
-use crate::event::{CallResult, Event};
+use crate::event::{report, CallResult, Event};
 use crate::schema::describe;
 use crate::session::{CallKey, CallTicket, SessionEntry};
 use crate::timer::JobId;
@@ -326,20 +326,26 @@ fn watch(
             cancel.cancel("the call's deadline passed", false);
             outlet.answer(&message);
             if let Some(hook) = hook {
-                hook(&Event::CallTimedOut {
-                    tool: name,
-                    after: limit,
-                });
+                report(
+                    &hook,
+                    &Event::CallTimedOut {
+                        tool: name,
+                        after: limit,
+                    },
+                );
             }
         }));
     }
     if let (Some(after), Some(hook)) = (service.long_call_report, service.hook.clone()) {
         let name = tool.name().to_owned();
         jobs.push(service.timer.schedule(started + after, move || {
-            hook(&Event::CallRunningLong {
-                tool: name,
-                elapsed: started.elapsed(),
-            });
+            report(
+                &hook,
+                &Event::CallRunningLong {
+                    tool: name,
+                    elapsed: started.elapsed(),
+                },
+            );
         }));
     }
     jobs
