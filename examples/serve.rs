@@ -14,16 +14,14 @@
 //! cargo run --example serve
 //! ```
 
-#[path = "../tests/support/wire.rs"]
-mod wire;
-
 use std::io::{self, Read, Write};
 use std::time::Instant;
 
 use serde_json::{json, Value};
+use toolhost::client::Era;
 use toolhost::{
     CallResult, Event, HostConfig, StaticSurface, Tool, ToolAnnotations, ToolHost, ToolOutcome,
-    ToolSurface,
+    ToolSession, ToolSurface,
 };
 
 fn demo_tools() -> Result<StaticSurface, toolhost::Error> {
@@ -171,79 +169,33 @@ fn on_event(event: &Event) {
     }
 }
 
-/// initialize → tools/list → tools/call through the real endpoint.
-fn round_trip(addr: std::net::SocketAddr, authorization: &str) -> Result<String, String> {
+/// initialize → tools/list → tools/call through the real endpoint, with the
+/// crate's own blocking client, then a call that breaks its schema.
+fn round_trip(session: &ToolSession) -> Result<String, String> {
     let started = Instant::now();
-    let mut conn = wire::Conn::open(addr).map_err(|e| e.to_string())?;
-    let post = |conn: &mut wire::Conn, session: Option<&str>, body: Value| {
-        let mut headers = vec![
-            ("Authorization", authorization),
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
-        ];
-        if let Some(session) = session {
-            headers.push(("Mcp-Session-Id", session));
-        }
-        conn.request("POST", "/mcp", &headers, body.to_string().as_bytes())
-            .map_err(|e| e.to_string())
-    };
-    let init = post(
-        &mut conn,
-        None,
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "serve-self-check", "version": "0"}}}),
-    )?;
-    let session = init
-        .header("mcp-session-id")
-        .ok_or("initialize returned no Mcp-Session-Id")?
-        .to_owned();
-    post(
-        &mut conn,
-        Some(&session),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    )?;
-    let list = post(
-        &mut conn,
-        Some(&session),
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
-    )?;
-    let tools = list.json()["result"]["tools"]
-        .as_array()
-        .map_or(0, Vec::len);
-    let call = post(
-        &mut conn,
-        Some(&session),
-        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-               "params": {"name": "echo", "arguments": {"text": "round trip ok"}}}),
-    )?;
-    let text = call.json()["result"]["content"][0]["text"].clone();
-    if text != "round trip ok" {
-        return Err(format!("echo answered {text}"));
+    let mut client = session
+        .client_builder()
+        .era(Era::Stateful)
+        .client_info("serve-self-check", env!("CARGO_PKG_VERSION"))
+        .connect()
+        .map_err(|e| e.to_string())?;
+    let tools = client.list_tools().map_err(|e| e.to_string())?.len();
+    let echoed = client
+        .call_tool("echo", json!({"text": "round trip ok"}))
+        .map_err(|e| e.to_string())?;
+    if echoed.text() != "round trip ok" || echoed.is_error {
+        return Err(format!("echo answered {:?}", echoed.text()));
     }
-    let bad = post(
-        &mut conn,
-        Some(&session),
-        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
-               "params": {"name": "transfer", "arguments": {"amount": 0}}}),
-    )?;
-    let refused = bad.json()["result"].clone();
-    let reason = refused["content"][0]["text"].as_str().unwrap_or_default();
-    if refused["isError"] != true || !reason.contains("/amount: expected integer ≥ 1, got 0") {
+    let refused = client
+        .call_tool("transfer", json!({"amount": 0}))
+        .map_err(|e| e.to_string())?;
+    let reason = refused.text();
+    if !refused.is_error || !reason.contains("/amount: expected integer ≥ 1, got 0") {
         return Err(format!(
-            "transfer {{\"amount\": 0}} was not refused: {refused}"
+            "transfer {{\"amount\": 0}} was not refused: {reason}"
         ));
     }
-    conn.request(
-        "DELETE",
-        "/mcp",
-        &[
-            ("Authorization", authorization),
-            ("Mcp-Session-Id", &session),
-        ],
-        b"",
-    )
-    .map_err(|e| e.to_string())?;
+    client.close().map_err(|e| e.to_string())?;
     Ok(format!(
         "initialize → tools/list ({tools} tools) → tools/call echo → ok, and transfer \
          {{\"amount\": 0}} refused before its handler ({}) in {:.1} ms",
@@ -285,7 +237,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     writeln!(stdout, "{first_line}")?;
     stdout.flush()?;
 
-    let check = round_trip(host.local_addr(), &authorization);
+    let check = round_trip(&session);
     writeln!(
         stdout,
         "\ntoolhost demo serving {} tools ({}) at {}",
