@@ -39,6 +39,8 @@ use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome, DEFAULT_W
 const CONCURRENCY: [usize; 3] = [1, 4, 16];
 /// First calls timed per server.
 const FIRST_CALLS: usize = 250;
+/// SSE calls timed (each next to a JSON call).
+const SSE_CALLS: usize = 300;
 /// Sessions held open for the memory measurement.
 const IDLE_SESSIONS: usize = 10_000;
 /// Tools in the big `tools/list`.
@@ -113,7 +115,18 @@ fn echo_tools() -> Fallible<StaticSurface> {
                 ctx.progress(f64::from(step), Some(3.0), None);
             }
             ToolOutcome::text("hello")
-        })?)
+        })?
+        .tool(
+            Tool::new("progress3_spaced", "Works 1 ms before each of three steps and the answer."),
+            |_, ctx| {
+                for step in 1..=3 {
+                    thread::sleep(Duration::from_millis(1));
+                    ctx.progress(f64::from(step), Some(3.0), None);
+                }
+                thread::sleep(Duration::from_millis(1));
+                ToolOutcome::text("hello")
+            },
+        )?)
 }
 
 fn many_tools() -> Fallible<StaticSurface> {
@@ -249,7 +262,16 @@ fn floor(workers: usize) -> Fallible<String> {
 /// The child: measures memory and churn on a quiet host, starts both
 /// servers, prints one JSON line, and serves until stdin closes.
 fn serve() -> Fallible<()> {
-    let host = ToolHost::bind(HostConfig::default().server_name("roundtrip"))?;
+    // A long read timeout: the host sets it on its listening socket, where
+    // Linux applies it to accept() as well, and tiny_http's accept thread
+    // stops at the first accept error — so a host that sees no new
+    // connection for that long stops listening. No call measured here waits
+    // on the timeout, so it changes nothing else.
+    let host = ToolHost::bind(
+        HostConfig::default()
+            .server_name("roundtrip")
+            .read_timeout(Duration::from_secs(3600)),
+    )?;
     let shared = Arc::new(echo_tools()?);
     // Both batches stay open while measuring, so neither reuses the other's memory.
     let (shared_batch, bytes_shared) = open_idle(&host, || Arc::clone(&shared));
@@ -506,6 +528,28 @@ fn first_call(servers: &Servers, target: Target) -> Fallible<f64> {
     Ok(elapsed.as_secs_f64() * 1000.0)
 }
 
+/// Calls `tool` asking for progress; the time to the result and the gaps
+/// between events (and from the last event to the result), in ms.
+fn progress_call(client: &mut Client, tool: &str) -> Fallible<(f64, Vec<f64>)> {
+    let mut marks = Vec::with_capacity(4);
+    let started = Instant::now();
+    let result = client.call_tool_with(
+        tool,
+        Value::Null,
+        CallOptions::new().on_progress(|_| marks.push(started.elapsed())),
+    )?;
+    let total = started.elapsed();
+    if marks.len() != 3 || result.is_error {
+        return Err(format!("{tool} sent {} progress events", marks.len()).into());
+    }
+    marks.push(total);
+    let gaps = marks
+        .windows(2)
+        .map(|w| (w[1] - w[0]).as_secs_f64() * 1000.0)
+        .collect();
+    Ok((total.as_secs_f64() * 1000.0, gaps))
+}
+
 fn machine_line() -> String {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let model = cpuinfo
@@ -591,8 +635,8 @@ fn drive() -> Fallible<()> {
     println!("machine: {machine}");
     println!("placement: {pinning}");
     println!(
-        "servers: toolhost and the floor, {} workers each; load: toolhost::client, one keep-alive connection per thread",
-        servers.workers
+        "servers: toolhost ({}) and the floor ({}), {} workers each; load: toolhost::client, one keep-alive connection per thread",
+        servers.toolhost, servers.floor, servers.workers
     );
     println!(
         "calls: tools/call echo, {rounds} rounds of {:.1}s per server and concurrency, alternating toolhost, floor, toolhost, …, 200 ms warm-up per connection",
@@ -604,7 +648,6 @@ fn drive() -> Fallible<()> {
         "era", "conns", "server", "calls/s", "p50 µs", "p99 µs", "p99.9 µs", "errors"
     );
     let mut headline = Vec::new();
-    let mut json_c1_ms = f64::NAN;
     for era in [Era::Stateful, Era::Stateless] {
         let era_name = if era == Era::Stateful {
             "stateful"
@@ -641,9 +684,6 @@ fn drive() -> Fallible<()> {
                     h.quantile_us(0.999),
                     errors[slot].describe()
                 );
-            }
-            if era == Era::Stateful && conns == 1 {
-                json_c1_ms = histograms[0].quantile_us(0.5) / 1000.0;
             }
             let ratio = median(&mut ratios);
             ratios_line.push(format!("c{conns}={ratio:.3}"));
@@ -689,36 +729,33 @@ fn drive() -> Fallible<()> {
         median(&mut lists)
     );
 
-    // A call streamed as SSE with three progress events.
+    // A call streamed as SSE with three progress events, next to a JSON
+    // call on the same connection (alternating), then the same with 1 ms of
+    // work between events, for the gaps: each event then travels alone, and
+    // a small write stuck behind a delayed ACK would show as ~40 ms.
     let mut sse = servers.client(Target::Toolhost, Era::Stateful)?;
-    let mut totals = Vec::new();
+    let mut streamed = Vec::new();
+    let mut plain = Vec::new();
     let mut gaps = Vec::new();
-    for _ in 0..300 {
-        let mut marks = Vec::with_capacity(3);
+    for _ in 0..SSE_CALLS {
         let started = Instant::now();
-        let result = sse.call_tool_with(
-            "progress3",
-            Value::Null,
-            CallOptions::new().on_progress(|_| marks.push(started.elapsed())),
-        )?;
-        let total = started.elapsed();
-        if marks.len() != 3 || result.is_error {
-            return Err(format!("progress3 sent {} progress events", marks.len()).into());
-        }
-        marks.push(total);
-        gaps.extend(
-            marks
-                .windows(2)
-                .map(|w| (w[1] - w[0]).as_secs_f64() * 1000.0),
-        );
-        totals.push(total.as_secs_f64() * 1000.0);
+        sse.call_tool("echo", json!({"text": "hello"}))?;
+        plain.push(started.elapsed().as_secs_f64() * 1000.0);
+        let (total, _) = progress_call(&mut sse, "progress3")?;
+        streamed.push(total);
+        let (_, spaced) = progress_call(&mut sse, "progress3_spaced")?;
+        gaps.extend(spaced);
     }
-    let sse_ms = median(&mut totals);
+    let sse_ms = median(&mut streamed);
+    let json_ms = median(&mut plain);
     let max_gap = gaps.iter().copied().fold(0.0, f64::max);
     let gap_p50 = median(&mut gaps);
     println!(
-        "SSE call with 3 progress events (stateful, median of 300): {sse_ms:.3} ms to the result ({:.2}x the JSON call's p50 of {json_c1_ms:.3} ms); gaps between events p50 {gap_p50:.3} ms, max {max_gap:.3} ms",
-        sse_ms / json_c1_ms
+        "SSE call with 3 progress events (stateful, median of {SSE_CALLS}): {sse_ms:.3} ms to the result, {:.2}x a JSON echo call on the same connection ({json_ms:.3} ms)",
+        sse_ms / json_ms
+    );
+    println!(
+        "gaps between events with 1 ms of work between them: p50 {gap_p50:.3} ms, max {max_gap:.3} ms"
     );
 
     println!(

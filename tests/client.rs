@@ -973,6 +973,31 @@ fn a_server_hanging_up_mid_answer_is_an_io_error_and_the_next_call_reconnects() 
 }
 
 #[test]
+fn a_connection_the_server_closed_while_idle_is_replaced_before_the_next_request() {
+    let server = scripted(vec![
+        Box::new(|seen: &Seen| {
+            // No `Connection: close`: the server just hangs up afterwards.
+            let body = result(seen, json!({"content": []}));
+            [json_reply(200, "", &body), HANG_UP.to_vec()].concat()
+        }),
+        ok(|seen| {
+            result(
+                seen,
+                json!({"content": [{"type": "text", "text": "fresh"}]}),
+            )
+        }),
+    ]);
+    let mut client = stateless(&server.url);
+    client.call_tool("x", json!({})).unwrap();
+    // Idle past the client's check threshold (1 s): the closed connection is
+    // noticed before a request is written to it.
+    thread::sleep(Duration::from_millis(1100));
+    assert_eq!(client.call_tool("x", json!({})).unwrap().text(), "fresh");
+    let (seen, connections) = server.done.join().unwrap();
+    assert_eq!((seen.len(), connections), (2, 2));
+}
+
+#[test]
 fn a_chunked_json_answer_and_a_close_delimited_one_are_both_read() {
     let server = scripted(vec![
         Box::new(|seen: &Seen| {
