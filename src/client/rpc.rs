@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 
 use super::error::ClientError;
 use crate::base64::base64_encode;
-use crate::mcp::Revision;
+use crate::mcp::{Revision, RpcError};
 
 /// The stateless revision this client speaks.
 pub(crate) const STATELESS: Revision = Revision::V2026_07_28;
@@ -171,38 +171,31 @@ pub(crate) fn header_value(name: &str) -> Cow<'_, str> {
 #[derive(Debug, PartialEq)]
 pub(crate) enum Incoming {
     /// The answer to request `id`: a result, or the error object.
-    Reply(Result<Value, RpcFault>),
+    Reply(Result<Value, RpcError>),
     /// A notification, such as `notifications/progress`.
     Notification { method: String, params: Value },
     /// Something else: a server request, or the answer to another id.
     Unrelated,
 }
 
-/// A JSON-RPC error object.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct RpcFault {
-    pub(crate) code: i64,
-    pub(crate) message: String,
-    pub(crate) data: Option<Value>,
+/// Reads a JSON-RPC error object (the server's own type: the same three
+/// fields either way); `None` without a code and a message.
+pub(crate) fn read_error(error: &Value) -> Option<RpcError> {
+    let mut read = RpcError::new(
+        error.get("code")?.as_i64()?,
+        error.get("message")?.as_str()?,
+    );
+    read.data = error.get("data").cloned();
+    Some(read)
 }
 
-impl RpcFault {
-    /// Reads a JSON-RPC error object; `None` without a code and a message.
-    pub(crate) fn read(error: &Value) -> Option<RpcFault> {
-        Some(RpcFault {
-            code: error.get("code")?.as_i64()?,
-            message: error.get("message")?.as_str()?.to_owned(),
-            data: error.get("data").cloned(),
-        })
-    }
-
-    pub(crate) fn into_error(self, status: u16) -> ClientError {
-        ClientError::Rpc {
-            status,
-            code: self.code,
-            message: self.message,
-            data: self.data,
-        }
+/// The client's error for a JSON-RPC error that came with HTTP `status`.
+pub(crate) fn rpc_error(error: RpcError, status: u16) -> ClientError {
+    ClientError::Rpc {
+        status,
+        code: error.code,
+        message: error.message,
+        data: error.data,
     }
 }
 
@@ -235,7 +228,7 @@ pub(crate) fn classify(message: Value, id: u64) -> Result<Incoming, ClientError>
         if !ours && !unanswerable {
             return Ok(Incoming::Unrelated);
         }
-        return match RpcFault::read(&error) {
+        return match read_error(&error) {
             Some(fault) => Ok(Incoming::Reply(Err(fault))),
             None => Err(ClientError::malformed(format!(
                 "a JSON-RPC error needs an integer code and a message: {error}"
@@ -430,11 +423,7 @@ mod tests {
         );
         assert_eq!(
             classify(json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "parse"}}), 3).unwrap(),
-            Incoming::Reply(Err(RpcFault {
-                code: -32700,
-                message: "parse".into(),
-                data: None
-            }))
+            Incoming::Reply(Err(RpcError::new(-32700, "parse")))
         );
         assert_eq!(
             classify(

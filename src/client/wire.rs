@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use super::call::{CallOptions, CancelHandle, Progress};
 use super::error::ClientError;
 use super::http1::{self, Body, Head};
-use super::rpc::{self, Incoming, Mode, RpcFault};
+use super::rpc::{self, Incoming, Mode};
 use super::sse::SseParser;
 use super::Settings;
 
@@ -241,8 +241,8 @@ fn refusal(head: &Head, bytes: &[u8]) -> ClientError {
         };
     }
     // Whatever id it carries: an error status makes it the answer.
-    if let Some(fault) = error.and_then(RpcFault::read) {
-        return fault.into_error(head.status);
+    if let Some(fault) = error.and_then(rpc::read_error) {
+        return rpc::rpc_error(fault, head.status);
     }
     let text = String::from_utf8_lossy(bytes);
     let mut preview: String = text.chars().take(ERROR_BODY_PREVIEW).collect();
@@ -287,7 +287,7 @@ fn read_reply(
     })?;
     match rpc::classify(message, id)? {
         Incoming::Reply(Ok(result)) => Ok(result),
-        Incoming::Reply(Err(fault)) => Err(fault.into_error(head.status)),
+        Incoming::Reply(Err(fault)) => Err(rpc::rpc_error(fault, head.status)),
         Incoming::Notification { .. } | Incoming::Unrelated => Err(ClientError::malformed(
             format!("the JSON response does not answer request {id}"),
         )),
@@ -348,7 +348,7 @@ fn read_stream(
         let _ = body.drain();
         let _ = body.reader().get_ref().set_read_timeout(Some(wait));
     }
-    reply.map_err(|fault| fault.into_error(200))
+    reply.map_err(|fault| rpc::rpc_error(fault, 200))
 }
 
 /// One keep-alive TCP connection.
