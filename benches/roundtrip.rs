@@ -262,16 +262,7 @@ fn floor(workers: usize) -> Fallible<String> {
 /// The child: measures memory and churn on a quiet host, starts both
 /// servers, prints one JSON line, and serves until stdin closes.
 fn serve() -> Fallible<()> {
-    // A long read timeout: the host sets it on its listening socket, where
-    // Linux applies it to accept() as well, and tiny_http's accept thread
-    // stops at the first accept error — so a host that sees no new
-    // connection for that long stops listening. No call measured here waits
-    // on the timeout, so it changes nothing else.
-    let host = ToolHost::bind(
-        HostConfig::default()
-            .server_name("roundtrip")
-            .read_timeout(Duration::from_secs(3600)),
-    )?;
+    let host = ToolHost::bind(HostConfig::default().server_name("roundtrip"))?;
     let shared = Arc::new(echo_tools()?);
     // Both batches stay open while measuring, so neither reuses the other's memory.
     let (shared_batch, bytes_shared) = open_idle(&host, || Arc::clone(&shared));

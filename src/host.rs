@@ -34,8 +34,7 @@ pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// How long a call runs before the event hook hears of it by default.
 pub const DEFAULT_LONG_CALL_REPORT: Duration = Duration::from_secs(60);
 
-/// How long a connection may stay silent, and a body take to arrive, by
-/// default.
+/// How long a request body may take to arrive, by default.
 pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The default largest request body (4 MiB).
@@ -246,12 +245,11 @@ impl HostConfig {
         self
     }
 
-    /// How long a request body may take to arrive (408 past it), and how
-    /// long a connection may stay silent before it is closed
-    /// ([`DEFAULT_READ_TIMEOUT`] by default). It bounds how long a client
-    /// holding a bearer can keep a worker by sending a body slowly, and how
-    /// long an idle keep-alive connection costs a thread. Event streams are
-    /// unaffected: the host only writes to them.
+    /// How long a request body may take to arrive
+    /// ([`DEFAULT_READ_TIMEOUT`] by default): past it the worker stops
+    /// waiting and the client gets 408 once it sends the rest or hangs up.
+    /// It bounds how long a client holding a bearer can keep a worker by
+    /// sending a body slowly.
     #[must_use]
     pub fn read_timeout(mut self, timeout: Duration) -> HostConfig {
         self.read_timeout = timeout;
@@ -365,7 +363,7 @@ impl ToolHost {
             source,
         };
         let listener = TcpListener::bind(config.addr).map_err(bind_error)?;
-        let listener = with_socket_options(listener, config.read_timeout).map_err(bind_error)?;
+        let listener = with_nodelay(listener).map_err(bind_error)?;
         let addr = listener.local_addr().map_err(bind_error)?;
         let server = tiny_http::Server::from_listener(listener, None)
             .map_err(|err| bind_error(io::Error::other(err.to_string())))?;
@@ -545,28 +543,24 @@ fn work(server: &tiny_http::Server, transport: &Transport, stopping: &AtomicBool
     }
 }
 
-/// Sets options on the listening socket that Linux (and the BSDs) copy to
-/// every accepted socket, since tiny_http gives no access to those:
-/// `TCP_NODELAY`, without which a response written in more than one piece
-/// meets the client's delayed ACK and waits ~40 ms; and read and write
-/// timeouts, so that no read or write on a connection blocks longer than
-/// `timeout` — a stalled body frees its worker (408), a silent keep-alive
-/// connection is closed, and a client that stops reading cannot stall a
-/// stream writer.
+/// Sets `TCP_NODELAY` on the listening socket; Linux and the BSDs copy it
+/// to every accepted socket, and tiny_http gives no access to those. Without
+/// it, a response written in more than one piece meets the client's delayed
+/// ACK and waits ~40 ms. (Read and write timeouts are inherited the same way
+/// but must not be set here: on a listener they also time out `accept`,
+/// which ends tiny_http's accept thread for good.)
 #[cfg(unix)]
-fn with_socket_options(listener: TcpListener, timeout: Duration) -> io::Result<TcpListener> {
+fn with_nodelay(listener: TcpListener) -> io::Result<TcpListener> {
     use std::os::fd::OwnedFd;
-    // std exposes these options only on streams; on a socket descriptor they
-    // are the same either way.
+    // std exposes TCP_NODELAY only on streams; on a socket descriptor the
+    // option is the same either way.
     let socket = TcpStream::from(OwnedFd::from(listener));
     socket.set_nodelay(true)?;
-    socket.set_read_timeout(Some(timeout))?;
-    socket.set_write_timeout(Some(timeout))?;
     Ok(TcpListener::from(OwnedFd::from(socket)))
 }
 
 #[cfg(not(unix))]
-fn with_socket_options(listener: TcpListener, _timeout: Duration) -> io::Result<TcpListener> {
+fn with_nodelay(listener: TcpListener) -> io::Result<TcpListener> {
     Ok(listener)
 }
 

@@ -9,18 +9,19 @@
 
 mod reply;
 
-use std::io;
+use std::io::{self, Read};
 use std::net::IpAddr;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::{mpsc, Arc};
+use std::thread;
+use std::time::Duration;
 
-use crate::event::AuthRefusal;
+use crate::event::{AuthRefusal, Event};
 use crate::mcp::{
     self, Headers, HttpResponse, Outlet, Reply, RpcError, Service, INVALID_REQUEST, SERVER_ERROR,
 };
 use crate::session::{SessionEntry, SessionTable};
 
-use reply::{open_stream, reply_leaving_body, unread_body_bytes, Responder};
+use reply::{open_stream, reply_leaving_body, respond_now, unread_body_bytes, Responder};
 
 /// Everything a worker needs to answer requests; shared by all workers.
 pub(crate) struct Transport {
@@ -282,77 +283,122 @@ fn bearer_token(value: &str) -> Option<&str> {
         .filter(|token| !token.is_empty())
 }
 
-/// Reads a body of at most `max` bytes; 413 past it.
-/// Reads a body of at most `max` bytes, arriving within `deadline`: 413
-/// past the size, 408 past the time. The socket's own read timeout (set on
-/// the listener, see `host.rs`) bounds each read, so a client that stops
-/// sending cannot hold this worker past the deadline either.
-fn read_body(
-    service: &Service,
-    request: &mut tiny_http::Request,
+/// Why a body could not be taken.
+enum BodyError {
+    TooLarge,
+    Unreadable(io::Error),
+}
+
+/// Reads a whole body, refusing it past `max` bytes.
+fn read_all(
+    reader: &mut dyn Read,
     max: usize,
-    deadline: Duration,
-) -> Result<Vec<u8>, HttpResponse> {
-    let too_large = || {
-        let error = RpcError::new(
-            INVALID_REQUEST,
-            format!("Payload Too Large: a request body may have at most {max} bytes"),
-        );
-        service.refuse(413, None, &error)
-    };
-    let declared = request.body_length();
-    if declared.is_some_and(|len| len > max) {
-        return Err(too_large());
-    }
-    let too_slow = || {
-        let error = RpcError::new(
-            INVALID_REQUEST,
-            format!(
-                "Request Timeout: the body did not arrive within {} ms",
-                deadline.as_millis()
-            ),
-        );
-        service.refuse(408, None, &error)
-    };
-    let started = Instant::now();
-    let mut body = Vec::with_capacity(declared.unwrap_or(0));
-    let mut chunk = [0u8; 16 << 10];
-    let reader = request.as_reader();
-    loop {
-        if started.elapsed() > deadline {
-            return Err(too_slow());
-        }
-        match reader.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => {
-                body.extend_from_slice(&chunk[..n]);
-                if body.len() > max {
-                    return Err(too_large());
-                }
-            }
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-            Err(err)
-                if matches!(
-                    err.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
-            {
-                return Err(too_slow())
-            }
-            Err(err) => {
-                let error = RpcError::new(
-                    INVALID_REQUEST,
-                    format!("Bad Request: the body could not be read: {err}"),
-                );
-                return Err(service.refuse(400, None, &error));
-            }
-        }
+    declared: Option<usize>,
+) -> Result<Vec<u8>, BodyError> {
+    let mut body = Vec::with_capacity(declared.unwrap_or(0).min(max));
+    let limit = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
+    reader
+        .take(limit)
+        .read_to_end(&mut body)
+        .map_err(BodyError::Unreadable)?;
+    if body.len() > max {
+        return Err(BodyError::TooLarge);
     }
     Ok(body)
 }
 
+/// Takes the body of an admitted POST, of at most `max` bytes (413 past
+/// it), arriving within `deadline` (408 past it). tiny_http has already
+/// buffered a small body (1 KiB or less, the usual tool call) on its
+/// connection thread, so that one is read at once. A larger one is read on
+/// a thread of its own while the worker waits at most `deadline`: tiny_http
+/// gives no way to put a timeout on a socket (one set on the listener would
+/// also time out `accept`, which stops tiny_http for good), and a client
+/// that sends slowly must not hold the worker longer than that. The reader
+/// thread lives on until the client sends the rest or hangs up, then tells
+/// it 408 — one thread per stalled body, no more than tiny_http's own thread
+/// per connection. `None` when the request was answered here.
+fn take_body(
+    service: &Service,
+    mut request: tiny_http::Request,
+    headers: &Headers,
+    max: usize,
+    deadline: Duration,
+) -> Option<(tiny_http::Request, Vec<u8>)> {
+    let refusal = |error: BodyError| match error {
+        BodyError::TooLarge => service.refuse(
+            413,
+            None,
+            &RpcError::new(
+                INVALID_REQUEST,
+                format!("Payload Too Large: a request body may have at most {max} bytes"),
+            ),
+        ),
+        BodyError::Unreadable(err) => service.refuse(
+            400,
+            None,
+            &RpcError::new(
+                INVALID_REQUEST,
+                format!("Bad Request: the body could not be read: {err}"),
+            ),
+        ),
+    };
+    let declared = request.body_length();
+    if declared.is_some_and(|len| len > max) {
+        reply_leaving_body(request, headers, refusal(BodyError::TooLarge));
+        return None;
+    }
+    if unread_body_bytes(&request, headers) == 0 && headers.get("transfer-encoding").is_none() {
+        return match read_all(request.as_reader(), max, declared) {
+            Ok(body) => Some((request, body)),
+            Err(error) => {
+                reply_leaving_body(request, headers, refusal(error));
+                None
+            }
+        };
+    }
+    let timeout = RpcError::new(
+        INVALID_REQUEST,
+        format!(
+            "Request Timeout: the body did not arrive within {} ms",
+            deadline.as_millis()
+        ),
+    );
+    let late_answer = HttpResponse::json(408, &mcp::failure(None, &timeout));
+    let (sender, receiver) = mpsc::channel();
+    let reader = thread::Builder::new()
+        .name("toolhost-body".into())
+        .spawn(move || {
+            let mut request = request;
+            let body = read_all(request.as_reader(), max, declared);
+            // The worker gave up waiting: the client hears why, late.
+            if let Err(mpsc::SendError((request, _))) = sender.send((request, body)) {
+                respond_now(request, late_answer);
+            }
+        });
+    if reader.is_err() {
+        // No thread to spare: the request went with the failed spawn, and
+        // tiny_http answers a dropped request with 500.
+        return None;
+    }
+    match receiver.recv_timeout(deadline) {
+        Ok((request, Ok(body))) => Some((request, body)),
+        Ok((request, Err(error))) => {
+            reply_leaving_body(request, headers, refusal(error));
+            None
+        }
+        Err(_) => {
+            service.emit(|| Event::BadRequest {
+                status: 408,
+                message: timeout.message.clone(),
+            });
+            None
+        }
+    }
+}
+
 /// Answers one request, start to end.
-pub(crate) fn serve(transport: &Transport, mut request: tiny_http::Request) {
+pub(crate) fn serve(transport: &Transport, request: tiny_http::Request) {
     let head = Head {
         method: request.method().as_str().to_owned(),
         url: request.url().to_owned(),
@@ -376,14 +422,14 @@ pub(crate) fn serve(transport: &Transport, mut request: tiny_http::Request) {
     };
     match admitted.verb {
         Verb::Post => {
-            let body = match read_body(
+            let Some((request, body)) = take_body(
                 service,
-                &mut request,
+                request,
+                &head.headers,
                 transport.max_body_bytes,
                 transport.read_timeout,
-            ) {
-                Ok(body) => body,
-                Err(refusal) => return reply_leaving_body(request, &head.headers, refusal),
+            ) else {
+                return;
             };
             let responder = Arc::new(Responder::new(request));
             let outlet: Arc<dyn Outlet> = Arc::clone(&responder) as Arc<dyn Outlet>;

@@ -230,6 +230,11 @@ fn tiny_response(response: HttpResponse) -> tiny_http::Response<Cursor<Vec<u8>>>
     )
 }
 
+/// Answers at once, on this thread.
+pub(super) fn respond_now(request: tiny_http::Request, response: HttpResponse) {
+    respond(request, response);
+}
+
 fn respond(request: tiny_http::Request, response: HttpResponse) {
     // A client that hung up is no fault of ours; there is no one to tell.
     let _ = request.respond(tiny_response(response));
