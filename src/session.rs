@@ -69,12 +69,19 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn unhex(text: &str, out: &mut [u8]) -> Option<()> {
+    fn nibble(c: u8) -> Option<u8> {
+        match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            b'A'..=b'F' => Some(c - b'A' + 10),
+            _ => None,
+        }
+    }
     if text.len() != out.len() * 2 {
         return None;
     }
-    for (slot, pair) in out.iter_mut().zip(text.as_bytes().chunks(2)) {
-        let pair = std::str::from_utf8(pair).ok()?;
-        *slot = u8::from_str_radix(pair, 16).ok()?;
+    for (slot, pair) in out.iter_mut().zip(text.as_bytes().chunks_exact(2)) {
+        *slot = (nibble(pair[0])? << 4) | nibble(pair[1])?;
     }
     Some(())
 }

@@ -3,7 +3,7 @@
 //! MCP ids are strings or integers, never null; a message whose id is
 //! anything else is an invalid request, answered without an id.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 /// Invalid JSON was received.
 pub(crate) const PARSE_ERROR: i64 = -32700;
@@ -140,7 +140,13 @@ pub(crate) fn classify(value: Value) -> Result<Message, Invalid> {
 
 /// A successful response.
 pub(crate) fn success(id: &Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
+    // Built by hand: `json!` would serialize `result` again, a deep copy
+    // of every tool list and call result.
+    let mut out = Map::new();
+    out.insert("jsonrpc".into(), "2.0".into());
+    out.insert("id".into(), id.clone());
+    out.insert("result".into(), result);
+    Value::Object(out)
 }
 
 /// An error response; `id` is left out when the request's id was unreadable.
@@ -163,6 +169,7 @@ pub(crate) fn failure(id: Option<&Value>, error: &RpcError) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn requests_notifications_and_responses_are_told_apart() {
