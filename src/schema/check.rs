@@ -28,6 +28,18 @@ macro_rules! fail {
     }};
 }
 
+/// The message for a count of `noun`s outside `min..=max`, if it is.
+fn count_out_of_bounds(min: Option<u64>, max: Option<u64>, len: u64, noun: &str) -> Option<String> {
+    if let Some(min) = min.filter(|&min| len < min) {
+        return Some(format!(
+            "expected at least {min} {}, got {len}",
+            plural(min, noun)
+        ));
+    }
+    max.filter(|&max| len > max)
+        .map(|max| format!("expected at most {max} {}, got {len}", plural(max, noun)))
+}
+
 /// Checks `value` against node `root`.
 pub(super) fn check(nodes: &[Node], root: NodeId, value: &Value, out: &mut Out) -> bool {
     let mut path = Vec::new();
@@ -360,25 +372,8 @@ impl<'s> Walker<'s> {
     ) -> bool {
         let mut ok = true;
         let len = items.len() as u64;
-        if let Some(min) = node.min_items.filter(|&min| len < min) {
-            fail!(
-                ok,
-                out,
-                path,
-                None,
-                "expected at least {min} {}, got {len}",
-                plural(min, "item")
-            );
-        }
-        if let Some(max) = node.max_items.filter(|&max| len > max) {
-            fail!(
-                ok,
-                out,
-                path,
-                None,
-                "expected at most {max} {}, got {len}",
-                plural(max, "item")
-            );
+        if let Some(message) = count_out_of_bounds(node.min_items, node.max_items, len, "item") {
+            fail!(ok, out, path, None, "{message}");
         }
         if node.unique_items {
             if let Some((first, i)) = first_duplicate(items) {
@@ -464,25 +459,10 @@ impl<'s> Walker<'s> {
             }
         }
         let len = map.len() as u64;
-        if let Some(min) = node.min_properties.filter(|&min| len < min) {
-            fail!(
-                ok,
-                out,
-                path,
-                None,
-                "expected at least {min} {}, got {len}",
-                plural(min, "property")
-            );
-        }
-        if let Some(max) = node.max_properties.filter(|&max| len > max) {
-            fail!(
-                ok,
-                out,
-                path,
-                None,
-                "expected at most {max} {}, got {len}",
-                plural(max, "property")
-            );
+        if let Some(message) =
+            count_out_of_bounds(node.min_properties, node.max_properties, len, "property")
+        {
+            fail!(ok, out, path, None, "{message}");
         }
         for (trigger, needed) in &node.dependent_required {
             if map.contains_key(trigger) {
