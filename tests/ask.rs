@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use support::events::{Events, Item};
-use support::{schema, Conn, McpClient, JSON_HEADERS};
+use support::{schema, Conn, McpClient};
 use toolhost::{
     AskError, Elicitation, HostConfig, InputRequest, StaticSurface, Tool, ToolHost, ToolOutcome,
     ToolSession,
@@ -249,23 +249,14 @@ fn stateless_call(
     params: Value,
     capabilities: Value,
 ) -> (u16, Value) {
-    let mut params = params;
-    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": capabilities});
-    let name = params["name"].as_str().unwrap().to_owned();
-    let body =
-        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params}).to_string();
-    let auth = session.authorization();
-    let mut headers = JSON_HEADERS.to_vec();
-    headers.extend([
-        ("Authorization", auth.as_str()),
-        ("MCP-Protocol-Version", "2026-07-28"),
-        ("Mcp-Method", "tools/call"),
-        ("Mcp-Name", name.as_str()),
-    ]);
-    let reply = conn
-        .request("POST", "/mcp", &headers, body.as_bytes())
-        .unwrap();
+    let reply = support::stateless_post(
+        conn,
+        &session.authorization(),
+        9,
+        "tools/call",
+        params,
+        capabilities,
+    );
     let message = reply.json();
     schema::assert_valid("2026-07-28", "JSONRPCMessage", &message);
     (reply.status, message)

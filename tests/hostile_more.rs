@@ -17,12 +17,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::{schema, Conn, McpClient, Reply, JSON_HEADERS};
+use support::{schema, Conn, McpClient, Reply, JSON_HEADERS, STATELESS};
 use toolhost::{
     surface_fn, Event, HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession,
 };
-
-const STATELESS: &str = "2026-07-28";
 
 /// A 2026-07-28 request body: `params` with the `_meta` the revision needs.
 fn stateless_body(id: i64, method: &str, mut params: Value) -> Vec<u8> {
@@ -37,23 +35,7 @@ fn stateless_body(id: i64, method: &str, mut params: Value) -> Vec<u8> {
 
 /// POSTs a 2026-07-28 request with every header the revision requires.
 fn stateless_post(conn: &mut Conn, auth: &str, id: i64, method: &str, params: Value) -> Reply {
-    let name = params["name"].as_str().unwrap_or("").to_owned();
-    let mut headers: Vec<(&str, &str)> = JSON_HEADERS.to_vec();
-    headers.extend([
-        ("Authorization", auth),
-        ("MCP-Protocol-Version", STATELESS),
-        ("Mcp-Method", method),
-    ]);
-    if method == "tools/call" {
-        headers.push(("Mcp-Name", &name));
-    }
-    conn.request(
-        "POST",
-        "/mcp",
-        &headers,
-        &stateless_body(id, method, params),
-    )
-    .unwrap()
+    support::stateless_post(conn, auth, id, method, params, json!({}))
 }
 
 /// A host whose one session counts the calls that reach its `echo`.

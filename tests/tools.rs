@@ -8,45 +8,31 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Map, Value};
-use support::{schema, Conn, McpClient, JSON_HEADERS};
+use support::{schema, stateless_post, Conn, McpClient, STATELESS};
 use toolhost::{
     CallResult, Content, Event, HostConfig, Icon, IconTheme, Role, StaticSurface, Tool,
     ToolAnnotations, ToolHost, ToolOutcome, ToolSession,
 };
 
 const STATEFUL: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
-const STATELESS: &str = "2026-07-28";
-
 /// One request in the stateless revision, its result checked against
 /// `definition`.
 fn stateless(
     host: &ToolHost,
     session: &ToolSession,
     method: &str,
-    mut params: Value,
+    params: Value,
     definition: &str,
 ) -> Value {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": STATELESS,
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "tools-test", "version": "1"},
-    });
-    let name = params["name"].as_str().unwrap_or("").to_owned();
-    let auth = session.authorization();
-    let mut headers: Vec<(&str, &str)> = JSON_HEADERS.to_vec();
-    headers.extend([
-        ("Authorization", auth.as_str()),
-        ("MCP-Protocol-Version", STATELESS),
-        ("Mcp-Method", method),
-    ]);
-    if method == "tools/call" {
-        headers.push(("Mcp-Name", &name));
-    }
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let reply = Conn::open(host.local_addr())
-        .unwrap()
-        .request("POST", "/mcp", &headers, body.to_string().as_bytes())
-        .unwrap();
+    let mut conn = Conn::open(host.local_addr()).unwrap();
+    let reply = stateless_post(
+        &mut conn,
+        &session.authorization(),
+        1,
+        method,
+        params,
+        json!({}),
+    );
     assert_eq!(
         reply.status,
         200,

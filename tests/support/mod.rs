@@ -172,3 +172,37 @@ pub fn sse_messages(body: &[u8]) -> Vec<Value> {
         })
         .collect()
 }
+
+/// The stateless revision, as the tests send it.
+pub const STATELESS: &str = "2026-07-28";
+
+/// POSTs a 2026-07-28 request with the `_meta` and every header the
+/// revision requires (`Mcp-Name` for `tools/call`); `capabilities` are the
+/// client's declared ones.
+pub fn stateless_post(
+    conn: &mut Conn,
+    authorization: &str,
+    id: i64,
+    method: &str,
+    mut params: Value,
+    capabilities: Value,
+) -> Reply {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": STATELESS,
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientInfo": {"name": "toolhost-tests", "version": "1.0"},
+    });
+    let name = params["name"].as_str().unwrap_or("").to_owned();
+    let mut headers: Vec<(&str, &str)> = JSON_HEADERS.to_vec();
+    headers.extend([
+        ("Authorization", authorization),
+        ("MCP-Protocol-Version", STATELESS),
+        ("Mcp-Method", method),
+    ]);
+    if method == "tools/call" {
+        headers.push(("Mcp-Name", &name));
+    }
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    conn.request("POST", "/mcp", &headers, body.to_string().as_bytes())
+        .expect("request")
+}
