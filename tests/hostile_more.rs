@@ -674,10 +674,18 @@ fn every_refusal_the_headers_decide_arrives_before_a_body_that_never_does() {
 
 #[test]
 fn a_stalled_body_holds_its_worker_only_until_a_read_deadline() {
+    // Each worker that gives up on a stalled body reports a 408.
+    let expired = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&expired);
     let (host, session, hits) = counted(
         HostConfig::default()
             .workers(2)
-            .read_timeout(Duration::from_millis(500)),
+            .read_timeout(Duration::from_millis(500))
+            .on_event(move |event| {
+                if matches!(event, Event::BadRequest { status: 408, .. }) {
+                    seen.fetch_add(1, Ordering::SeqCst);
+                }
+            }),
     );
     let addr = host.local_addr();
     let auth = session.authorization();
@@ -700,6 +708,18 @@ fn a_stalled_body_holds_its_worker_only_until_a_read_deadline() {
     client.initialize("2025-11-25");
     client.call("echo", json!({}));
     assert_eq!(hits.load(Ordering::SeqCst), 1);
+    // Both deadlines pass (on a loaded machine a worker may have taken its
+    // stalled request late; half-closing before its deadline would be a
+    // truncated body, a 400, which is another test's subject).
+    let waited = Instant::now();
+    while expired.load(Ordering::SeqCst) < 2 {
+        assert!(
+            waited.elapsed() < Duration::from_secs(60),
+            "only {} of 2 stalled bodies reached their deadline",
+            expired.load(Ordering::SeqCst)
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
     // And each stalled client is told why (408) once it gives up.
     for stream in &stalled {
         stream.shutdown(Shutdown::Write).unwrap();
