@@ -9,7 +9,7 @@
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
@@ -356,10 +356,12 @@ impl CallContext {
     }
 
     /// Whether the call's result is no longer wanted: the client cancelled
-    /// it (`notifications/cancelled`, or it closed the response stream, seen
-    /// at the next progress or log message), the session guard was dropped,
-    /// or the host is shutting down. Long work should check this between
-    /// steps and return early.
+    /// it (`notifications/cancelled`; in 2026-07-28 also by closing the
+    /// response stream, and in the stateful revisions by staying away past
+    /// [`HostConfig::resume_window`](crate::HostConfig::resume_window) —
+    /// either seen at the next progress or log message), the session guard
+    /// was dropped, or the host is shutting down. Long work should check
+    /// this between steps and return early.
     pub fn is_cancelled(&self) -> bool {
         self.cancel.is_cancelled()
     }
@@ -367,6 +369,27 @@ impl CallContext {
     /// Why the call was cancelled, once it is.
     pub fn cancelled_reason(&self) -> Option<String> {
         self.cancel.reason()
+    }
+
+    /// Closes the connection carrying this call's response stream, telling
+    /// the client to reconnect after `reconnect_after`; the call goes on,
+    /// and what it sends meanwhile — progress, log messages, its result —
+    /// reaches the client when it resumes (`GET` with `Last-Event-ID`). For
+    /// work that outlasts what a proxy lets a connection idle, or to free
+    /// the connection during a long wait (MCP 2025-11-25 calls this
+    /// polling).
+    ///
+    /// Returns `false`, doing nothing, where the stream cannot be resumed:
+    /// in 2026-07-28 (where closing it would cancel the call), before
+    /// 2025-11-25 until an event has been sent (the client holds no id to
+    /// resume from), once the call was answered, when the connection is
+    /// already closed, or when
+    /// [`HostConfig::resume_window`](crate::HostConfig::resume_window) is
+    /// zero.
+    pub fn close_stream(&self, reconnect_after: Duration) -> bool {
+        self.talk
+            .as_ref()
+            .is_some_and(|talk| talk.outlet.close_connection(reconnect_after))
     }
 
     /// Whether the client asked for progress (its request carried a
@@ -381,7 +404,8 @@ impl CallContext {
     /// message for the user. Sent only when the client asked for progress,
     /// and only when `done` exceeds the last value sent, since MCP requires
     /// progress to increase. The first notification turns the response into
-    /// an event stream. A client that has gone away cancels the call.
+    /// an event stream. A client that has gone away for good cancels the
+    /// call (see [`CallContext::is_cancelled`]).
     pub fn progress(&self, done: f64, total: Option<f64>, message: Option<&str>) {
         let Some(talk) = &self.talk else { return };
         let Some(token) = &talk.progress_token else {

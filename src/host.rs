@@ -37,6 +37,10 @@ pub const DEFAULT_LONG_CALL_REPORT: Duration = Duration::from_secs(60);
 /// How long a request body may take to arrive, by default.
 pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a detached response stream waits for its client to resume, by
+/// default.
+pub const DEFAULT_RESUME_WINDOW: Duration = Duration::from_secs(60);
+
 /// The default largest request body (4 MiB).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
 
@@ -72,6 +76,7 @@ pub struct HostConfig {
     call_timeout: Option<Duration>,
     long_call_report: Option<Duration>,
     read_timeout: Duration,
+    resume_window: Duration,
 }
 
 impl Default for HostConfig {
@@ -97,6 +102,7 @@ impl Default for HostConfig {
             call_timeout: None,
             long_call_report: Some(DEFAULT_LONG_CALL_REPORT),
             read_timeout: DEFAULT_READ_TIMEOUT,
+            resume_window: DEFAULT_RESUME_WINDOW,
         }
     }
 }
@@ -256,6 +262,27 @@ impl HostConfig {
         self
     }
 
+    /// How long a call's response stream waits for its client to come back
+    /// ([`DEFAULT_RESUME_WINDOW`] by default), in the stateful revisions
+    /// from 2025-03-26 on, where a dropped connection is not a cancellation.
+    ///
+    /// Every event of a streamed `tools/call` response carries an id (and at
+    /// 2025-11-25 the stream opens with an id-only priming event). When the
+    /// connection drops — or the handler closes it with
+    /// [`CallContext::close_stream`](crate::CallContext::close_stream) — the
+    /// call keeps running and its events are kept; the client resumes with
+    /// a `GET` carrying `Last-Event-ID` and receives what it missed, then
+    /// the rest. A call whose client stays away longer than the window is
+    /// cancelled at its next write, and a result nobody came back for is
+    /// dropped after it. `Duration::ZERO` turns resumption off: events carry
+    /// no ids and a dropped connection cancels the call at its next write.
+    /// 2026-07-28 streams are never resumable (closing one cancels it).
+    #[must_use]
+    pub fn resume_window(mut self, window: Duration) -> HostConfig {
+        self.resume_window = window;
+        self
+    }
+
     /// Reports [`Event::CallRunningLong`] for every call still running after
     /// `after` ([`DEFAULT_LONG_CALL_REPORT`] by default); `None` turns the
     /// report off.
@@ -406,6 +433,7 @@ impl ToolHost {
             capability_urls: config.capability_urls,
             max_body_bytes: config.max_body_bytes,
             read_timeout: config.read_timeout,
+            resume_window: config.resume_window,
         });
         let stopping = Arc::new(AtomicBool::new(false));
         let host = ToolHost {

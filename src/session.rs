@@ -25,6 +25,7 @@ use crate::context::Cancellation;
 use crate::event::AuthRefusal;
 use crate::hub::Hub;
 use crate::mcp::McpSessions;
+use crate::resume::CallStreams;
 use crate::surface::ToolSurface;
 
 /// Locks a mutex, recovering the data if a thread panicked while holding it.
@@ -142,6 +143,7 @@ impl SessionTable {
             gate: Mutex::default(),
             mcp: Mutex::default(),
             asks: Mutex::default(),
+            streams: CallStreams::default(),
         });
         let mut sessions = lock(&self.sessions);
         let locator = loop {
@@ -207,6 +209,8 @@ pub(crate) struct SessionEntry {
     pub(crate) mcp: Mutex<McpSessions>,
     /// Requests sent to the client whose answers a handler awaits, by id.
     asks: Mutex<HashMap<String, PendingAsk>>,
+    /// Response streams kept for clients that reconnect.
+    pub(crate) streams: CallStreams,
 }
 
 /// A request to the client awaiting its answer.

@@ -28,7 +28,18 @@ pub(crate) fn head(extra_headers: &[(&str, &str)]) -> Vec<u8> {
 /// One SSE event carrying `data` (split on newlines into `data:` lines, as
 /// the format requires), framed as one HTTP chunk.
 pub(crate) fn event_chunk(data: &str) -> Vec<u8> {
-    let mut event = String::with_capacity(data.len() + 16);
+    event_chunk_with_id(None, data)
+}
+
+/// [`event_chunk`] with an event id, which a client that loses the stream
+/// sends back as `Last-Event-ID` to resume after it.
+pub(crate) fn event_chunk_with_id(id: Option<&str>, data: &str) -> Vec<u8> {
+    let mut event = String::with_capacity(data.len() + 32);
+    if let Some(id) = id {
+        event.push_str("id: ");
+        event.push_str(id);
+        event.push('\n');
+    }
     event.push_str("event: message\n");
     for line in data.split('\n') {
         event.push_str("data: ");
@@ -43,6 +54,19 @@ pub(crate) fn event_chunk(data: &str) -> Vec<u8> {
 /// alive, and shows the writer whether the client is still there.
 pub(crate) fn keep_alive_chunk() -> Vec<u8> {
     chunk(b": keep-alive\n\n")
+}
+
+/// The event that opens a resumable stream: an id and empty data, so the
+/// client holds an id to resume from before any message was sent (clients
+/// skip events with empty data).
+pub(crate) fn priming_chunk(id: &str) -> Vec<u8> {
+    chunk(format!("id: {id}\ndata:\n\n").as_bytes())
+}
+
+/// Sets how long the client waits before reconnecting, in milliseconds: sent
+/// right before the server closes a stream it expects the client to resume.
+pub(crate) fn retry_chunk(millis: u128) -> Vec<u8> {
+    chunk(format!("retry: {millis}\n\n").as_bytes())
 }
 
 /// The end of a chunked body.
@@ -77,6 +101,17 @@ mod tests {
     fn multi_line_data_becomes_several_data_lines() {
         let text = String::from_utf8(event_chunk("a\r\nb\nc")).unwrap();
         assert!(text.contains("data: a\ndata: b\ndata: c\n\n"), "{text:?}");
+    }
+
+    #[test]
+    fn ids_priming_and_retry_are_their_own_fields() {
+        let text = String::from_utf8(event_chunk_with_id(Some("4-2"), "{}")).unwrap();
+        assert!(
+            text.contains("\r\nid: 4-2\nevent: message\ndata: {}\n\n"),
+            "{text:?}"
+        );
+        assert_eq!(priming_chunk("4-0"), b"f\r\nid: 4-0\ndata:\n\n\r\n");
+        assert_eq!(retry_chunk(1500), b"d\r\nretry: 1500\n\n\r\n");
     }
 
     #[test]

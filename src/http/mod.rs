@@ -35,6 +35,8 @@ pub(crate) struct Transport {
     pub(crate) capability_urls: bool,
     pub(crate) max_body_bytes: usize,
     pub(crate) read_timeout: Duration,
+    /// How long a detached response stream waits for its client.
+    pub(crate) resume_window: Duration,
 }
 
 /// The request line and headers: all the checks look at.
@@ -431,7 +433,7 @@ pub(crate) fn serve(transport: &Transport, request: tiny_http::Request) {
             ) else {
                 return;
             };
-            let responder = Arc::new(Responder::new(request));
+            let responder = Arc::new(Responder::new(request, transport.resume_window));
             let outlet: Arc<dyn Outlet> = Arc::clone(&responder) as Arc<dyn Outlet>;
             match mcp::post(service, &admitted.entry, &head.headers, &body, &outlet) {
                 Reply::Http(response) => responder.finish(response),
@@ -440,6 +442,8 @@ pub(crate) fn serve(transport: &Transport, request: tiny_http::Request) {
                         open_stream(service, request, open);
                     }
                 }
+                // A POST never resumes a stream.
+                Reply::Resume { .. } => {}
             }
         }
         Verb::Delete => {
@@ -451,7 +455,14 @@ pub(crate) fn serve(transport: &Transport, request: tiny_http::Request) {
             Reply::Stream(open) if unread_body_bytes(&request, &head.headers) == 0 => {
                 open_stream(service, request, open);
             }
-            Reply::Stream(_) => {
+            Reply::Resume { stream, after } if unread_body_bytes(&request, &head.headers) == 0 => {
+                if let Err(request) = stream.resume(after, request, tiny_http::Request::into_writer)
+                {
+                    // Spent between the lookup and now.
+                    respond_now(request, mcp::resume_refused(service));
+                }
+            }
+            Reply::Stream(_) | Reply::Resume { .. } => {
                 let error = RpcError::new(INVALID_REQUEST, "Bad Request: a GET has no body");
                 reply_leaving_body(request, &head.headers, service.refuse(400, None, &error));
             }

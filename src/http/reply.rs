@@ -3,7 +3,8 @@
 //! to the hub, and refusals whose unread body must not cost a worker.
 
 use std::io::{Cursor, Write};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -11,7 +12,8 @@ use crate::hub;
 use crate::mcp::{
     Gone, Headers, HttpResponse, Outlet, RpcError, Service, StreamOpen, SERVER_ERROR,
 };
-use crate::session::lock;
+use crate::resume::CallStream;
+use crate::session::{lock, SessionEntry};
 use crate::sse;
 
 /// Writes a long-lived stream's head and first events, then hands the
@@ -80,6 +82,11 @@ pub(super) fn reply_leaving_body(
 /// notifications, possibly from threads of its own).
 pub(super) struct Responder {
     stage: Mutex<Stage>,
+    /// How long a detached resumable stream waits for its client; zero
+    /// turns resumption off.
+    window: Duration,
+    /// Set when the stream may be resumed: where it is kept, for whom.
+    resume: Mutex<Option<ResumePlan>>,
 }
 
 enum Stage {
@@ -87,14 +94,24 @@ enum Stage {
     Pending(tiny_http::Request),
     /// The event-stream head is out; the raw connection is ours.
     Streaming(Box<dyn Write + Send>),
+    /// The event stream is resumable: its connection may come and go.
+    Resumable(Arc<CallStream>),
     /// Answered, or the client is gone.
     Done,
 }
 
+struct ResumePlan {
+    entry: Arc<SessionEntry>,
+    mcp_session: String,
+    priming: bool,
+}
+
 impl Responder {
-    pub(super) fn new(request: tiny_http::Request) -> Responder {
+    pub(super) fn new(request: tiny_http::Request, window: Duration) -> Responder {
         Responder {
             stage: Mutex::new(Stage::Pending(request)),
+            window,
+            resume: Mutex::new(None),
         }
     }
 
@@ -114,17 +131,37 @@ impl Responder {
     /// as the stream's last event.
     pub(super) fn finish(&self, response: HttpResponse) {
         let stage = std::mem::replace(&mut *lock(&self.stage), Stage::Done);
+        let body = (!response.body.is_empty()).then(|| String::from_utf8_lossy(&response.body));
         match stage {
             Stage::Pending(request) => respond(request, response),
             Stage::Streaming(mut writer) => {
-                let mut bytes = Vec::new();
-                if !response.body.is_empty() {
-                    bytes = sse::event_chunk(&String::from_utf8_lossy(&response.body));
-                }
+                let mut bytes = body.map_or_else(Vec::new, |body| sse::event_chunk(&body));
                 bytes.extend_from_slice(sse::LAST_CHUNK);
                 let _ = sse::send(&mut *writer, &bytes);
             }
+            Stage::Resumable(stream) => stream.finish(body.as_deref()),
             Stage::Done => {}
+        }
+    }
+
+    /// Turns a pending request into an event stream: resumable when the
+    /// plan says so, plain otherwise.
+    fn start_stream(&self, request: tiny_http::Request) -> Stage {
+        let plan = lock(&self.resume);
+        let mut writer = request.into_writer();
+        match plan.as_ref() {
+            Some(plan) => {
+                let stream = plan.entry.streams.open(&plan.mcp_session, self.window);
+                stream.begin(writer, plan.priming);
+                Stage::Resumable(stream)
+            }
+            None => {
+                if sse::send(&mut *writer, &sse::head(&[])).is_ok() {
+                    Stage::Streaming(writer)
+                } else {
+                    Stage::Done
+                }
+            }
         }
     }
 }
@@ -136,23 +173,50 @@ impl Outlet for Responder {
 
     fn notify(&self, message: &Value) -> Result<(), Gone> {
         let mut stage = lock(&self.stage);
-        let event = sse::event_chunk(&message.to_string());
-        let written = match std::mem::replace(&mut *stage, Stage::Done) {
-            Stage::Pending(request) => {
-                let mut writer = request.into_writer();
-                let mut bytes = sse::head(&[]);
-                bytes.extend_from_slice(&event);
-                sse::send(&mut *writer, &bytes).map(|()| writer)
+        if let Stage::Pending(_) = &*stage {
+            if let Stage::Pending(request) = std::mem::replace(&mut *stage, Stage::Done) {
+                *stage = self.start_stream(request);
             }
-            Stage::Streaming(mut writer) => sse::send(&mut *writer, &event).map(|()| writer),
-            Stage::Done => return Err(Gone),
-        };
-        match written {
-            Ok(writer) => {
-                *stage = Stage::Streaming(writer);
-                Ok(())
+        }
+        match &mut *stage {
+            Stage::Resumable(stream) => stream.send(&message.to_string()),
+            Stage::Streaming(writer) => {
+                let event = sse::event_chunk(&message.to_string());
+                if sse::send(&mut **writer, &event).is_ok() {
+                    Ok(())
+                } else {
+                    *stage = Stage::Done;
+                    Err(Gone)
+                }
             }
-            Err(_) => Err(Gone),
+            Stage::Pending(_) | Stage::Done => Err(Gone),
+        }
+    }
+
+    fn resumable(&self, entry: &Arc<SessionEntry>, mcp_session: &str, priming: bool) {
+        if !self.window.is_zero() {
+            *lock(&self.resume) = Some(ResumePlan {
+                entry: Arc::clone(entry),
+                mcp_session: mcp_session.to_owned(),
+                priming,
+            });
+        }
+    }
+
+    fn close_connection(&self, retry: Duration) -> bool {
+        let mut stage = lock(&self.stage);
+        if let Stage::Pending(_) = &*stage {
+            // Only a priming event gives the client an id to resume from.
+            if !lock(&self.resume).as_ref().is_some_and(|plan| plan.priming) {
+                return false;
+            }
+            if let Stage::Pending(request) = std::mem::replace(&mut *stage, Stage::Done) {
+                *stage = self.start_stream(request);
+            }
+        }
+        match &*stage {
+            Stage::Resumable(stream) => stream.close_connection(retry),
+            _ => false,
         }
     }
 }

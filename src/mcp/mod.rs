@@ -33,6 +33,7 @@ use lifecycle::Caller;
 use crate::context::LogLevel;
 use crate::event::{report, AuthRefusal, Event, EventHook};
 use crate::hub::{Hub, StreamKind};
+use crate::resume::CallStream;
 use crate::session::{lock, CallKey, SessionEntry};
 use crate::timer::Timer;
 
@@ -176,6 +177,19 @@ pub(crate) trait Outlet: Send + Sync {
     /// stream's last event) and closes it: what a call's deadline does while
     /// its handler still runs. Whatever is answered later is dropped.
     fn answer(&self, message: &Value);
+
+    /// Makes the response stream resumable (stateful revisions): its events
+    /// carry ids, it is kept in `entry` for a `GET` with `Last-Event-ID`
+    /// from `mcp_session`, and a dropped connection detaches it instead of
+    /// cancelling the call. `priming`: open it with an id-only event.
+    fn resumable(&self, _entry: &Arc<SessionEntry>, _mcp_session: &str, _priming: bool) {}
+
+    /// Closes the connection carrying the response stream, asking the
+    /// client to reconnect after `retry` and resume; `false` when the stream
+    /// is not resumable, has ended, or no connection carries it.
+    fn close_connection(&self, _retry: std::time::Duration) -> bool {
+        false
+    }
 }
 
 /// The client closed the response stream.
@@ -187,6 +201,8 @@ pub(crate) struct Gone;
 pub(crate) enum Reply {
     Http(HttpResponse),
     Stream(StreamOpen),
+    /// Carry on a dropped response stream, after event `after`.
+    Resume { stream: Arc<CallStream>, after: u64 },
 }
 
 /// A long-lived stream to open: its owner, its kind, and the messages to
@@ -285,9 +301,9 @@ fn stateless_header(headers: &Headers) -> bool {
         .is_some_and(Revision::is_stateless)
 }
 
-/// Handles a GET: no standalone stream is offered in either era.
 /// Handles a GET: opens the standalone event stream of an MCP session, on
-/// which the host sends `notifications/tools/list_changed`.
+/// which the host sends `notifications/tools/list_changed`, or with
+/// `Last-Event-ID` resumes a response stream whose connection dropped.
 pub(crate) fn get(service: &Service, entry: &Arc<SessionEntry>, headers: &Headers) -> Reply {
     if stateless_header(headers) {
         return Reply::Http(stateless::method_not_allowed(service));
@@ -301,14 +317,34 @@ pub(crate) fn get(service: &Service, entry: &Arc<SessionEntry>, headers: &Header
             return Reply::Http(service.refuse(406, None, &error));
         }
     }
-    if let Err(refusal) = find_session(service, entry, headers, None) {
-        return Reply::Http(refusal);
+    let caller = match find_session(service, entry, headers, None) {
+        Ok(caller) => caller,
+        Err(refusal) => return Reply::Http(refusal),
+    };
+    if let Some(last_event_id) = headers.get("last-event-id") {
+        let mcp_session = caller.session_id.as_deref().unwrap_or_default();
+        return match entry.streams.find(mcp_session, last_event_id) {
+            Some((stream, after)) => Reply::Resume { stream, after },
+            None => Reply::Http(resume_refused(service)),
+        };
     }
     Reply::Stream(StreamOpen {
         entry: Arc::clone(entry),
         kind: StreamKind::Standalone,
         first: Vec::new(),
     })
+}
+
+/// The answer to a `Last-Event-ID` that cannot be resumed.
+pub(crate) fn resume_refused(service: &Service) -> HttpResponse {
+    service.refuse(
+        400,
+        None,
+        &RpcError::new(
+            INVALID_REQUEST,
+            "Bad Request: Last-Event-ID names no stream this MCP session can resume (unknown, delivered to its end, or expired); send the request again",
+        ),
+    )
 }
 
 /// Whether an `Accept` header admits `media` (exactly, by its type's
@@ -393,6 +429,7 @@ fn one(
         Ok(caller) => caller,
         Err(refusal) => return Ok(refusal),
     };
+    offer_resume(entry, &caller, outlet);
     let turn = Turn {
         service,
         entry,
@@ -410,6 +447,16 @@ fn one(
         }
         Message::Response { id, outcome } => turn.response(&id, outcome),
     })
+}
+
+/// Lets the response stream of a request in a stateful MCP session be
+/// resumed after a dropped connection, where the revision provides for it.
+fn offer_resume(entry: &Arc<SessionEntry>, caller: &Caller, outlet: &Arc<dyn Outlet>) {
+    if let Some(mcp_session) = &caller.session_id {
+        if caller.revision.resumes_streams() {
+            outlet.resumable(entry, mcp_session, caller.revision.primes_streams());
+        }
+    }
 }
 
 fn initialize(
@@ -454,6 +501,7 @@ fn batch(
         );
         return Ok(service.refuse(400, None, &error));
     }
+    offer_resume(entry, &caller, outlet);
     let turn = Turn {
         service,
         entry,

@@ -121,6 +121,18 @@ impl Revision {
     pub fn has_icons(self) -> bool {
         self >= Revision::V2025_11_25
     }
+
+    /// Whether a dropped response stream may be resumed with
+    /// `Last-Event-ID` (the Streamable HTTP revisions before 2026-07-28).
+    pub(crate) fn resumes_streams(self) -> bool {
+        self >= Revision::V2025_03_26 && !self.is_stateless()
+    }
+
+    /// Whether a response stream opens with an id-only priming event
+    /// (2025-11-25; 2026-07-28 streams are not resumable).
+    pub(crate) fn primes_streams(self) -> bool {
+        self == Revision::V2025_11_25
+    }
 }
 
 impl fmt::Display for Revision {

@@ -157,19 +157,48 @@ impl McpClient {
     }
 }
 
-/// The JSON messages of an event-stream body, in order.
-pub fn sse_messages(body: &[u8]) -> Vec<Value> {
+/// One event of an event-stream body: its fields as sent.
+#[derive(Debug, Default)]
+pub struct SseEvent {
+    pub id: Option<String>,
+    pub retry: Option<String>,
+    /// The `data:` lines joined with newlines; `None` without any.
+    pub data: Option<String>,
+}
+
+/// The events of an event-stream body (a de-chunked body), in order;
+/// comments are skipped.
+pub fn sse_events(body: &[u8]) -> Vec<SseEvent> {
     let text = String::from_utf8_lossy(body);
     text.split("\n\n")
-        .filter_map(|event| {
-            let data: Vec<&str> = event
-                .lines()
-                .filter_map(|line| line.strip_prefix("data:"))
-                .map(|d| d.strip_prefix(' ').unwrap_or(d))
-                .collect();
-            (!data.is_empty())
-                .then(|| serde_json::from_str(&data.join("\n")).expect("event data is JSON"))
+        .filter_map(|block| {
+            let mut event = SseEvent::default();
+            let mut data: Vec<&str> = Vec::new();
+            for line in block.lines().filter(|l| !l.starts_with(':')) {
+                let (field, value) = line.split_once(':').unwrap_or((line, ""));
+                let value = value.strip_prefix(' ').unwrap_or(value);
+                match field {
+                    "id" => event.id = Some(value.to_owned()),
+                    "retry" => event.retry = Some(value.to_owned()),
+                    "data" => data.push(value),
+                    _ => {}
+                }
+            }
+            if !data.is_empty() {
+                event.data = Some(data.join("\n"));
+            }
+            (event.id.is_some() || event.retry.is_some() || event.data.is_some()).then_some(event)
         })
+        .collect()
+}
+
+/// The JSON messages of an event-stream body, in order (events with empty
+/// data, such as a resumable stream's priming event, carry none).
+pub fn sse_messages(body: &[u8]) -> Vec<Value> {
+    sse_events(body)
+        .into_iter()
+        .filter_map(|event| event.data.filter(|d| !d.trim().is_empty()))
+        .map(|data| serde_json::from_str(&data).expect("event data is JSON"))
         .collect()
 }
 
