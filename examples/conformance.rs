@@ -147,6 +147,19 @@ fn fixtures() -> Result<StaticSurface, toolhost::Error> {
         )?
         .tool(
             Tool::new(
+                "test_reconnection",
+                "Closes its response stream mid-call; the result arrives when the client resumes.",
+            ),
+            |_, ctx| {
+                // The client reconnects with Last-Event-ID (2025-11-25
+                // polling); the result waits for it on the host.
+                ctx.close_stream(Duration::from_millis(500));
+                thread::sleep(Duration::from_millis(100));
+                ToolOutcome::text("Reconnected and received the result")
+            },
+        )?
+        .tool(
+            Tool::new(
                 "test_trigger_tool_change",
                 "Announces a change of the tool list to listeners.",
             ),

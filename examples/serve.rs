@@ -15,7 +15,8 @@
 //! ```
 
 use std::io::{self, Read, Write};
-use std::time::Instant;
+use std::thread;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use toolhost::client::Era;
@@ -145,6 +146,42 @@ fn demo_tools() -> Result<StaticSurface, toolhost::Error> {
                 };
                 let rounded = (converted * 100.0).round() / 100.0;
                 ToolOutcome::json(json!({ "value": rounded, "unit": unit }))
+            },
+        )?
+        .tool(
+            Tool::new(
+                "count",
+                "Counts from 1 to `to`, reporting each step as progress. With `reconnect`, \
+                 closes the connection after the first step; the client resumes and gets the rest.",
+            )
+            .title("Count with progress")
+            .input_schema(json!({
+                "type": "object",
+                "properties": {
+                    "to": {"type": "integer", "minimum": 1, "maximum": 20},
+                    "reconnect": {"type": "boolean", "default": false},
+                },
+                "required": ["to"],
+                "additionalProperties": false,
+            }))
+            .annotations(ToolAnnotations::new().read_only(true).open_world(false)),
+            |args, ctx| {
+                let to = args["to"].as_u64().unwrap_or(1);
+                let mut closed = false;
+                for step in 1..=to {
+                    ctx.progress(step as f64, Some(to as f64), Some(&format!("step {step}")));
+                    if step == 1 && args["reconnect"] == true {
+                        // Only possible where streams resume (2025-03-26 to
+                        // 2025-11-25); elsewhere the count goes on as is.
+                        closed = ctx.close_stream(Duration::from_millis(50));
+                    }
+                    thread::sleep(Duration::from_millis(2));
+                }
+                ToolOutcome::text(if closed {
+                    format!("counted to {to}; the stream was closed after step 1")
+                } else {
+                    format!("counted to {to}")
+                })
             },
         )
 }

@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 
 use crate::ask::{next_ask_id, AskError, Asking, Elicitation, InputRequest, Round};
 use crate::hub::Hub;
-use crate::mcp::{Outlet, Revision};
+use crate::mcp::{Gone, Outlet, Revision};
 use crate::session::{lock, SessionEntry};
 
 /// How often a handler waiting for a client's answer looks at its
@@ -278,10 +278,14 @@ impl CallContext {
             let message = json!({"jsonrpc": "2.0", "id": id, "method": request.method(),
                                  "params": request.params()});
             waiting.push((id, answer, request));
-            if self.cancel.is_cancelled() || talk.outlet.notify(&message).is_err() {
+            let sent = if self.cancel.is_cancelled() {
+                Err(Gone::CLOSED)
+            } else {
+                talk.outlet.notify(&message)
+            };
+            if let Err(Gone(reason)) = sent {
                 forget(&waiting);
-                self.cancel
-                    .cancel("the client closed the response stream", true);
+                self.cancel.cancel(reason, true);
                 return Err(AskError::Disconnected);
             }
         }
@@ -461,9 +465,8 @@ impl CallContext {
             return;
         }
         let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
-        if talk.outlet.notify(&message).is_err() {
-            self.cancel
-                .cancel("the client closed the response stream", true);
+        if let Err(Gone(reason)) = talk.outlet.notify(&message) {
+            self.cancel.cancel(reason, true);
         }
     }
 }

@@ -186,7 +186,7 @@ impl CallStream {
     pub(crate) fn send(&self, data: &str) -> Result<(), Gone> {
         let mut flow = lock(&self.flow);
         if flow.spent || flow.finished {
-            return Err(Gone);
+            return Err(Gone::AWAY);
         }
         flow.seq += 1;
         let seq = flow.seq;
@@ -195,7 +195,7 @@ impl CallStream {
         flow.keep(seq, event);
         if flow.gone_longer_than(self.window) {
             flow.spend();
-            return Err(Gone);
+            return Err(Gone::AWAY);
         }
         Ok(())
     }
@@ -355,9 +355,7 @@ mod tests {
 
         let (found, after) = streams.find("m1", "1-1").unwrap();
         let second = Wire::default();
-        found
-            .resume(after, &second, Wire::boxed)
-            .unwrap();
+        found.resume(after, &second, Wire::boxed).unwrap();
         stream.finish(Some("{\"result\":{}}"));
         let text = second.text();
         assert!(!text.contains("\"n\":1"), "{text}");
@@ -383,9 +381,7 @@ mod tests {
         stream.finish(Some("{\"result\":1}"));
         let (found, after) = streams.find("m1", "1-0").unwrap();
         let second = Wire::default();
-        found
-            .resume(after, &second, Wire::boxed)
-            .unwrap();
+        found.resume(after, &second, Wire::boxed).unwrap();
         let text = second.text();
         assert!(text.starts_with("HTTP/1.1 200 OK\r\n"));
         assert!(text.contains("id: 1-1\n") && text.contains("id: 1-2\n"));

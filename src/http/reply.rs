@@ -186,10 +186,10 @@ impl Outlet for Responder {
                     Ok(())
                 } else {
                     *stage = Stage::Done;
-                    Err(Gone)
+                    Err(Gone::CLOSED)
                 }
             }
-            Stage::Pending(_) | Stage::Done => Err(Gone),
+            Stage::Pending(_) | Stage::Done => Err(Gone::CLOSED),
         }
     }
 

@@ -192,9 +192,17 @@ pub(crate) trait Outlet: Send + Sync {
     }
 }
 
-/// The client closed the response stream.
+/// The client has gone: why, as the call's cancellation reason.
 #[derive(Debug)]
-pub(crate) struct Gone;
+pub(crate) struct Gone(pub(crate) &'static str);
+
+impl Gone {
+    /// A stream that cannot be resumed lost its connection.
+    pub(crate) const CLOSED: Gone = Gone("the client closed the response stream");
+    /// A resumable stream's client stayed away past the resume window.
+    pub(crate) const AWAY: Gone =
+        Gone("the client lost the response stream and did not reconnect within the resume window");
+}
 
 /// What the transport should do with a request: answer it, or open a
 /// long-lived event stream and hand it to the hub.
@@ -202,7 +210,10 @@ pub(crate) enum Reply {
     Http(HttpResponse),
     Stream(StreamOpen),
     /// Carry on a dropped response stream, after event `after`.
-    Resume { stream: Arc<CallStream>, after: u64 },
+    Resume {
+        stream: Arc<CallStream>,
+        after: u64,
+    },
 }
 
 /// A long-lived stream to open: its owner, its kind, and the messages to

@@ -20,6 +20,13 @@ pub enum Item {
 pub struct Events {
     reader: BufReader<TcpStream>,
     pending: String,
+    /// The id of the last event that carried one (what a client sends back
+    /// as `Last-Event-ID`).
+    pub last_event_id: Option<String>,
+    /// The last `retry:` value received.
+    pub retry: Option<String>,
+    /// How many events carried an id but no data (priming events).
+    pub primed: usize,
 }
 
 impl Events {
@@ -52,6 +59,9 @@ impl Events {
         Events {
             reader,
             pending: String::new(),
+            last_event_id: None,
+            retry: None,
+            primed: 0,
         }
     }
 
@@ -60,11 +70,25 @@ impl Events {
         loop {
             if let Some(at) = self.pending.find("\n\n") {
                 let event: String = self.pending.drain(..at + 2).collect();
-                let data: Vec<&str> = event
-                    .lines()
-                    .filter_map(|l| l.strip_prefix("data: "))
-                    .collect();
-                if data.is_empty() {
+                let mut data: Vec<&str> = Vec::new();
+                let mut id = None;
+                for line in event.lines() {
+                    if let Some(value) = line.strip_prefix("id: ") {
+                        id = Some(value.to_owned());
+                    } else if let Some(value) = line.strip_prefix("retry: ") {
+                        self.retry = Some(value.to_owned());
+                    } else if let Some(value) = line.strip_prefix("data:") {
+                        data.push(value.strip_prefix(' ').unwrap_or(value));
+                    }
+                }
+                let primed = id.is_some() && data.concat().trim().is_empty();
+                if id.is_some() {
+                    self.last_event_id = id;
+                }
+                if primed {
+                    self.primed += 1;
+                }
+                if data.concat().trim().is_empty() {
                     return Item::Comment;
                 }
                 return Item::Message(serde_json::from_str(&data.join("\n")).unwrap());

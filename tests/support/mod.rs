@@ -216,11 +216,18 @@ pub fn stateless_post(
     mut params: Value,
     capabilities: Value,
 ) -> Reply {
-    params["_meta"] = json!({
+    let mut meta = json!({
         "io.modelcontextprotocol/protocolVersion": STATELESS,
         "io.modelcontextprotocol/clientCapabilities": capabilities,
         "io.modelcontextprotocol/clientInfo": {"name": "toolhost-tests", "version": "1.0"},
     });
+    // Keys the caller put in `_meta` (a progress token, say) stay.
+    if let Some(given) = params["_meta"].as_object() {
+        for (key, value) in given {
+            meta[key] = value.clone();
+        }
+    }
+    params["_meta"] = meta;
     let name = params["name"].as_str().unwrap_or("").to_owned();
     let mut headers: Vec<(&str, &str)> = JSON_HEADERS.to_vec();
     headers.extend([

@@ -151,6 +151,7 @@ async def main_async(mode: str, url: str, authorization: str) -> int:
     checks = Checks(f"python-sdk {mode}")
     names = ["connect"] + (["discover"] if mode != "legacy" else [])
     names += ["list-tools", "call-echo", "call-add", "call-transfer-ok", "call-transfer-declined"]
+    names += ["call-count-progress", "call-count-reconnect"]
 
     connected = False
     try:
@@ -253,6 +254,33 @@ async def session_checks(checks: Checks, client: Client, mode: str) -> None:
         expect(isinstance(sc, dict) and sc.get("code") == "over_limit", f"structuredContent {sc!r}")
 
     await checks.run("call-transfer-declined", call_transfer_declined)
+
+    async def count(reconnect: bool) -> str:
+        seen: list[float] = []
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            seen.append(progress)
+
+        result = await client.call_tool("count", {"to": 4, "reconnect": reconnect}, progress_callback=on_progress)
+        expect(not result.is_error, f"isError true: {text_blocks(result)}")
+        # The host closes the stream only where it can be resumed: the handshake era.
+        closed = reconnect and mode == "legacy"
+        want = "counted to 4; the stream was closed after step 1" if closed else "counted to 4"
+        expect(text_blocks(result) == [want], f"content {text_blocks(result)!r} (want [{want!r}])")
+        expect(seen == [1, 2, 3, 4], f"progress callbacks {seen!r} (want [1, 2, 3, 4])")
+        return f"progress {seen}" + (", resumed after the host closed the stream" if closed else "")
+
+    async def call_count_progress() -> str:
+        return await count(False)
+
+    await checks.run("call-count-progress", call_count_progress)
+
+    async def call_count_reconnect() -> str:
+        # In the handshake era the host closes the response stream after step 1;
+        # the SDK must resume it with Last-Event-ID to see steps 2-4 and the result.
+        return await count(True)
+
+    await checks.run("call-count-reconnect", call_count_reconnect)
 
 
 async def auth_checks(checks: Checks, url: str, authorization: str, mode: str) -> None:

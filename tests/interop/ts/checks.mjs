@@ -126,8 +126,12 @@ export function expect401(res) {
     return `401, WWW-Authenticate: ${res.challenge}`;
 }
 
-/** The tool flows every client runs once connected. */
-export async function toolChecks(checks, client) {
+/**
+ * The tool flows every client runs once connected. `callWithProgress(params, onprogress)`
+ * calls a tool with a progress handler in the SDK's own spelling; `handshakeEra` says the
+ * session speaks an `initialize`-era revision.
+ */
+export async function toolChecks(checks, client, callWithProgress, handshakeEra) {
     await checks.run('list-tools', async () => {
         const { tools } = await client.listTools();
         const names = tools.map(t => t.name).sort();
@@ -165,6 +169,25 @@ export async function toolChecks(checks, client) {
         expect(texts(result).some(t => t.includes('limit')), `no reason text mentioning the limit: ${JSON.stringify(texts(result))}`);
         expect(result.structuredContent?.code === 'over_limit', `structuredContent ${JSON.stringify(result.structuredContent)}`);
     });
+
+    const count = async reconnect => {
+        const seen = [];
+        const result = await callWithProgress(
+            { name: 'count', arguments: { to: 4, reconnect } },
+            p => seen.push(p.progress),
+        );
+        expect(result.isError !== true, `isError true: ${JSON.stringify(texts(result))}`);
+        // The host closes the stream only where it can be resumed: the handshake era.
+        const closed = reconnect && handshakeEra;
+        const want = closed ? 'counted to 4; the stream was closed after step 1' : 'counted to 4';
+        expect(JSON.stringify(texts(result)) === JSON.stringify([want]), `content ${JSON.stringify(texts(result))} (want ${JSON.stringify([want])})`);
+        expect(JSON.stringify(seen) === '[1,2,3,4]', `progress callbacks ${JSON.stringify(seen)} (want [1,2,3,4])`);
+        return `progress ${JSON.stringify(seen)}${closed ? ', resumed after the host closed the stream' : ''}`;
+    };
+    await checks.run('call-count-progress', () => count(false));
+    // In the handshake era the host closes the response stream after step 1; the SDK
+    // must resume it with Last-Event-ID to see steps 2-4 and the result.
+    await checks.run('call-count-reconnect', () => count(true));
 }
 
 /** Raw HTTP 401 checks (status and challenge), independent of any SDK. */

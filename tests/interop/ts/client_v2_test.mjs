@@ -62,7 +62,7 @@ if (connected || (mode === 'auto' && client.getNegotiatedProtocolVersion())) {
             return `supportedVersions ${JSON.stringify(d.supportedVersions)}`;
         });
     }
-    await toolChecks(checks, client);
+    await toolChecks(checks, client, (params, onprogress) => client.callTool(params, { onprogress }), mode === 'legacy');
 } else {
     for (const name of names) checks.fail(name, 'not connected');
 }

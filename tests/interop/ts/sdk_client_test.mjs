@@ -33,7 +33,7 @@ const connected = await checks.run('connect', async () => {
 });
 
 if (connected) {
-    await toolChecks(checks, client);
+    await toolChecks(checks, client, (params, onprogress) => client.callTool(params, undefined, { onprogress }), true);
     await checks.run('terminate-session', async () => {
         // DELETE with the session id; the SDK accepts 2xx and 405 (termination unsupported).
         await transport.terminateSession();
