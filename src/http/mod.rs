@@ -133,27 +133,30 @@ pub(crate) fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
 /// Decides everything the headers can decide, reading no body.
 pub(crate) fn admit(transport: &Transport, head: &Head) -> Result<Admitted, HttpResponse> {
     let service = &transport.service;
-    let header_bytes: usize = head
-        .headers
-        .0
-        .iter()
-        .map(|(n, v)| n.len() + v.len() + 4)
-        .sum();
-    if head.headers.0.len() > MAX_HEADERS || header_bytes > MAX_HEADER_BYTES {
+    // One pass: the total size, and any header that may appear only once
+    // appearing again.
+    let mut header_bytes = 0;
+    let mut seen = [false; SINGLE_HEADERS.len()];
+    let mut repeated = None;
+    for (name, value) in head.headers.iter() {
+        header_bytes += name.len() + value.len() + 4;
+        if let Some(i) = SINGLE_HEADERS
+            .iter()
+            .position(|single| single.eq_ignore_ascii_case(name))
+        {
+            if std::mem::replace(&mut seen[i], true) {
+                repeated = repeated.or(Some(SINGLE_HEADERS[i]));
+            }
+        }
+    }
+    if head.headers.len() > MAX_HEADERS || header_bytes > MAX_HEADER_BYTES {
         let error = RpcError::new(
             INVALID_REQUEST,
             format!("Request Header Fields Too Large: at most {MAX_HEADERS} headers and {MAX_HEADER_BYTES} bytes of them"),
         );
         return Err(service.refuse(431, None, &error));
     }
-    if let Some(name) = SINGLE_HEADERS.iter().find(|name| {
-        head.headers
-            .0
-            .iter()
-            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
-            .count()
-            > 1
-    }) {
+    if let Some(name) = repeated {
         let error = RpcError::new(
             INVALID_REQUEST,
             format!("Bad Request: the {name} header appears more than once"),
@@ -404,17 +407,11 @@ pub(crate) fn serve(transport: &Transport, request: tiny_http::Request) {
     let head = Head {
         method: request.method().as_str().to_owned(),
         url: request.url().to_owned(),
-        headers: Headers(
+        headers: Headers::new(
             request
                 .headers()
                 .iter()
-                .map(|h| {
-                    (
-                        h.field.as_str().as_str().to_owned(),
-                        h.value.as_str().to_owned(),
-                    )
-                })
-                .collect(),
+                .map(|h| (h.field.as_str().as_str(), h.value.as_str())),
         ),
     };
     let service = &transport.service;

@@ -116,17 +116,58 @@ impl Service {
     }
 }
 
-/// Request headers, looked up case-insensitively.
+/// Request headers, looked up case-insensitively. Names and values share
+/// one buffer (two allocations per request, not two per header: this runs
+/// for every request).
 #[derive(Debug, Default)]
-pub(crate) struct Headers(pub(crate) Vec<(String, String)>);
+pub(crate) struct Headers {
+    text: String,
+    /// Per header, where its name ends and its value ends in `text`; each
+    /// name starts where the previous value ended.
+    spans: Vec<(usize, usize)>,
+}
 
 impl Headers {
+    pub(crate) fn new<'a, I>(pairs: I) -> Headers
+    where
+        I: IntoIterator<Item = (&'a str, &'a str)>,
+        I::IntoIter: Clone,
+    {
+        let pairs = pairs.into_iter();
+        let size = pairs.clone().map(|(n, v)| n.len() + v.len()).sum();
+        let mut headers = Headers {
+            text: String::with_capacity(size),
+            spans: Vec::with_capacity(pairs.size_hint().0),
+        };
+        for (name, value) in pairs {
+            headers.text.push_str(name);
+            let name_end = headers.text.len();
+            headers.text.push_str(value);
+            headers.spans.push((name_end, headers.text.len()));
+        }
+        headers
+    }
+
+    /// Every header, in the order received.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        let mut start = 0;
+        self.spans.iter().map(move |&(name_end, value_end)| {
+            let pair = (&self.text[start..name_end], &self.text[name_end..value_end]);
+            start = value_end;
+            pair
+        })
+    }
+
+    /// How many headers there are.
+    pub(crate) fn len(&self) -> usize {
+        self.spans.len()
+    }
+
     /// The first value of header `name`.
     pub(crate) fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .iter()
+        self.iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+            .map(|(_, v)| v)
     }
 }
 
@@ -143,7 +184,9 @@ impl HttpResponse {
         HttpResponse {
             status,
             headers: vec![("Content-Type", "application/json".into())],
-            body: body.to_string().into_bytes(),
+            // Straight into bytes: `to_string` would go through `fmt`.
+            // Serializing a `Value` cannot fail (its keys are strings).
+            body: serde_json::to_vec(body).unwrap_or_default(),
         }
     }
 

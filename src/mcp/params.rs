@@ -189,12 +189,7 @@ mod tests {
     use serde_json::json;
 
     fn headers(pairs: &[(&str, &str)]) -> Headers {
-        Headers(
-            pairs
-                .iter()
-                .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
-                .collect(),
-        )
+        Headers::new(pairs.iter().copied())
     }
 
     #[test]

@@ -334,12 +334,7 @@ pub(crate) fn method_not_allowed(service: &Service) -> HttpResponse {
 /// A JSON-RPC failure body, for tests of the checks.
 #[cfg(test)]
 fn check_error(method: &str, params: &Value, headers: &[(&str, &str)]) -> Option<(i64, Value)> {
-    let headers = Headers(
-        headers
-            .iter()
-            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
-            .collect(),
-    );
+    let headers = Headers::new(headers.iter().copied());
     check(method, Some(params), &headers)
         .err()
         .map(|e| (e.code, super::jsonrpc::failure(None, &e)))
@@ -437,14 +432,7 @@ mod tests {
 
     #[test]
     fn era_detection_follows_meta_then_header() {
-        let headers = |pairs: &[(&str, &str)]| {
-            Headers(
-                pairs
-                    .iter()
-                    .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
-                    .collect(),
-            )
-        };
+        let headers = |pairs: &[(&str, &str)]| Headers::new(pairs.iter().copied());
         let with_meta =
             json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": meta()});
         let plain = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}});
