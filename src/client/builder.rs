@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use super::error::ClientError;
 use super::rpc::Identity;
 use super::{url, Client};
+use crate::mcp::Revision;
 
 /// The default for [`ClientBuilder::timeout`].
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -19,7 +20,8 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Which generation of MCP the client speaks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Era {
-    /// The `initialize` handshake (offering 2025-11-25), then
+    /// The `initialize` handshake (offering 2025-11-25, or what
+    /// [`ClientBuilder::revision`] says), then
     /// `Mcp-Session-Id` and `MCP-Protocol-Version` on every request, and
     /// `DELETE` on [`Client::close`]. What today's agents speak.
     Stateful,
@@ -88,6 +90,7 @@ impl ClientBuilder {
                 name: "toolhost-client".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
                 capabilities: json!({}),
+                offered: Revision::LATEST_STATEFUL,
             },
         }
     }
@@ -150,6 +153,31 @@ impl ClientBuilder {
         self
     }
 
+    /// The revision the stateful era's `initialize` offers (default
+    /// [`Revision::LATEST_STATEFUL`]); the server may settle on an older
+    /// one. For seeing how a server treats clients of an older revision.
+    /// 2026-07-28 has no handshake: speak it with [`Era::Stateless`].
+    ///
+    /// ```
+    /// use toolhost::client::Era;
+    /// use toolhost::{HostConfig, Revision, StaticSurface, ToolHost};
+    ///
+    /// let host = ToolHost::bind(HostConfig::default())?;
+    /// let session = host.open_session(StaticSurface::new());
+    /// let client = session
+    ///     .client_builder()
+    ///     .era(Era::Stateful)
+    ///     .revision(Revision::V2025_06_18)
+    ///     .connect()?;
+    /// assert_eq!(client.revision(), Revision::V2025_06_18);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn revision(mut self, revision: Revision) -> ClientBuilder {
+        self.identity.offered = revision;
+        self
+    }
+
     /// Checks the settings, connects, and (per the era) performs the
     /// handshake or the `server/discover` probe.
     ///
@@ -170,6 +198,14 @@ impl ClientBuilder {
                 problem: format!(
                     "capabilities must be a JSON object, got {}",
                     self.identity.capabilities
+                ),
+            });
+        }
+        if self.identity.offered.is_stateless() {
+            return Err(ClientError::InvalidConfig {
+                problem: format!(
+                    "{} has no initialize to offer it in; speak it with .era(Era::Stateless)",
+                    self.identity.offered
                 ),
             });
         }
@@ -261,5 +297,18 @@ mod tests {
             .connect()
             .unwrap_err();
         assert!(err.to_string().contains("longer than zero"), "{err}");
+    }
+
+    #[test]
+    fn the_stateless_revision_cannot_be_offered_at_initialize() {
+        let err = ClientBuilder::new("http://127.0.0.1:1/")
+            .revision(Revision::V2026_07_28)
+            .connect()
+            .unwrap_err();
+        assert!(
+            matches!(err, ClientError::InvalidConfig { .. })
+                && err.to_string().contains("Era::Stateless"),
+            "{err}"
+        );
     }
 }

@@ -5,12 +5,15 @@
 //! runs and shuts it down: the blocked read returns at once. That is also
 //! the cancellation signal of 2026-07-28 over HTTP (closing the response
 //! stream); in the stateful revisions the client then also sends
-//! `notifications/cancelled`.
+//! `notifications/cancelled`. Between connections — while a call waits to
+//! resume its stream — there is no socket to shut, so the wait itself
+//! listens for the cancel ([`pause`]).
 
 use std::fmt;
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -160,6 +163,8 @@ struct CancelState {
     cancelled: AtomicBool,
     /// A second handle to the socket of the call in flight.
     socket: Mutex<Option<TcpStream>>,
+    /// Wakes a call pausing between connections; paired with `socket`.
+    woken: Condvar,
 }
 
 impl CancelHandle {
@@ -171,10 +176,14 @@ impl CancelHandle {
     /// Cancels every call running with this handle, and every later one.
     pub fn cancel(&self) {
         self.inner.cancelled.store(true, Ordering::SeqCst);
-        if let Some(socket) = lock(&self.inner.socket).as_ref() {
+        let socket = lock(&self.inner.socket);
+        if let Some(socket) = socket.as_ref() {
             // The blocked reader wakes up with an error or end of stream.
             let _ = socket.shutdown(Shutdown::Both);
         }
+        // Notified under the lock a pausing call checks the flag under: it
+        // either sees the flag or is already waiting.
+        self.inner.woken.notify_all();
     }
 
     /// Whether [`cancel`](CancelHandle::cancel) was called.
@@ -203,6 +212,30 @@ impl CancelHandle {
     /// Forgets the call's socket once the call is over.
     pub(crate) fn detach(&self) {
         lock(&self.inner.socket).take();
+    }
+
+    /// Waits up to `delay`; `true` when it was cut short by a cancel.
+    fn wait_for_cancel(&self, delay: Duration) -> bool {
+        let guard = lock(&self.inner.socket);
+        let _ = self
+            .inner
+            .woken
+            .wait_timeout_while(guard, delay, |_| !self.is_cancelled())
+            .unwrap_or_else(PoisonError::into_inner);
+        self.is_cancelled()
+    }
+}
+
+/// Waits `delay` between two connections of one call, such as before
+/// resuming its stream; `Err(Cancelled)` as soon as `cancel` fires.
+pub(crate) fn pause(delay: Duration, cancel: Option<&CancelHandle>) -> Result<(), ClientError> {
+    match cancel {
+        Some(cancel) if cancel.wait_for_cancel(delay) => Err(ClientError::Cancelled),
+        Some(_) => Ok(()),
+        None => {
+            thread::sleep(delay);
+            Ok(())
+        }
     }
 }
 
@@ -245,6 +278,27 @@ mod tests {
         assert!(handle.is_cancelled());
         assert!(matches!(
             handle.attach(&socket),
+            Err(ClientError::Cancelled)
+        ));
+    }
+
+    #[test]
+    fn a_pause_ends_when_its_handle_is_cancelled_and_not_before() {
+        let handle = CancelHandle::new();
+        assert!(pause(Duration::from_millis(1), Some(&handle)).is_ok());
+        assert!(pause(Duration::from_millis(1), None).is_ok());
+        let remote = handle.clone();
+        let canceller = thread::spawn(move || {
+            thread::sleep(Duration::from_millis(20));
+            remote.cancel();
+        });
+        // An hour, unless the cancel ends it.
+        let paused = pause(Duration::from_secs(3600), Some(&handle));
+        canceller.join().unwrap();
+        assert!(matches!(paused, Err(ClientError::Cancelled)));
+        // Cancelled stays cancelled: the next pause ends at once.
+        assert!(matches!(
+            pause(Duration::from_secs(3600), Some(&handle)),
             Err(ClientError::Cancelled)
         ));
     }

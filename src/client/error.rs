@@ -80,6 +80,19 @@ pub enum ClientError {
     },
     /// The call was cancelled through its [`CancelHandle`](super::CancelHandle).
     Cancelled,
+    /// The response's event stream ended before the response, and resuming
+    /// it — a `GET` with `Last-Event-ID`, which the stateful revisions allow
+    /// — failed. The call may still have run on the server.
+    ResumeFailed {
+        /// The id of the last event received, which the resumes named.
+        last_event_id: String,
+        /// How many resumes were tried from that event.
+        attempts: u32,
+        /// Why the last one failed: the server's refusal (with its HTTP
+        /// status), a fault of the connection, or the stream ending again
+        /// with nothing new.
+        cause: Box<ClientError>,
+    },
     /// The server's answer breaks HTTP, SSE, JSON-RPC or MCP rules.
     Malformed {
         /// What was wrong with it.
@@ -178,6 +191,17 @@ impl fmt::Display for ClientError {
                 "the server sent nothing for {waited:?}; raise ClientBuilder::timeout (or CallOptions::timeout) for slow tools"
             ),
             ClientError::Cancelled => f.write_str("the call was cancelled through its CancelHandle"),
+            ClientError::ResumeFailed {
+                last_event_id,
+                attempts,
+                cause,
+            } => {
+                let plural = if *attempts == 1 { "" } else { "s" };
+                write!(
+                    f,
+                    "the event stream ended before the response, and resuming it after event {last_event_id:?} failed ({attempts} attempt{plural}): {cause}; the tool may have run on the server, so call it again only if that is safe"
+                )
+            }
             ClientError::Malformed { problem } => {
                 write!(f, "the server's answer is not valid MCP over HTTP: {problem}")
             }
@@ -197,6 +221,7 @@ impl std::error::Error for ClientError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             ClientError::Connect { source, .. } | ClientError::Io(source) => Some(source),
+            ClientError::ResumeFailed { cause, .. } => Some(&**cause),
             _ => None,
         }
     }

@@ -32,11 +32,24 @@
 //!
 //! Any other MCP server on loopback works the same way through
 //! [`Client::builder`], with its credentials and the [`Era`] to speak.
+//!
+//! An event stream that ends before its response — a server freeing the
+//! connection during long work (`CallContext::close_stream` in toolhost), or
+//! a dropped connection — is resumed as the official SDKs do: within an MCP
+//! session of 2025-03-26 … 2025-11-25, the client waits the server's
+//! `retry` (1 s if it named none, at most 10 s and never longer than the
+//! call's timeout), sends `GET` with the `Last-Event-ID` of the last event
+//! it received and reads on until the response; progress callbacks see each
+//! report once, and a [`CancelHandle`] still cancels. A refused resume, or
+//! three in a row that bring nothing new, end the call with
+//! [`ClientError::ResumeFailed`]. In 2026-07-28 a closed stream cancels the
+//! call, so nothing is resumed there.
 
 mod builder;
 mod call;
 mod error;
 mod http1;
+mod resume;
 mod rpc;
 mod sse;
 mod tools;
@@ -198,7 +211,8 @@ impl Client {
     fn initialize(&mut self) -> Result<(), ClientError> {
         let params = rpc::initialize_params(&self.wire.settings.identity);
         let answer = self.wire.request(None, "initialize", params, None, None)?;
-        let revision = rpc::negotiated_revision(&answer.result)?;
+        let revision =
+            rpc::negotiated_revision(&answer.result, self.wire.settings.identity.offered)?;
         self.server = ServerInfo::from_json(answer.result.get("serverInfo"));
         self.instructions = text_field(&answer.result, "instructions");
         self.mode = Mode::Stateful {
@@ -291,8 +305,10 @@ impl Client {
     /// # Errors
     /// [`ClientError::Rpc`] when the server refuses the call itself (its
     /// JSON-RPC error inside), [`ClientError::Unauthorized`],
-    /// [`ClientError::Timeout`], a fault of the connection, or
-    /// [`ClientError::Malformed`] for an answer that is not a tool result.
+    /// [`ClientError::Timeout`], a fault of the connection,
+    /// [`ClientError::ResumeFailed`] when its event stream ended early and
+    /// could not be resumed, or [`ClientError::Malformed`] for an answer
+    /// that is not a tool result.
     pub fn call_tool(&mut self, name: &str, arguments: Value) -> Result<ToolResult, ClientError> {
         self.call_tool_with(name, arguments, CallOptions::new())
     }

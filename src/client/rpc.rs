@@ -3,7 +3,7 @@
 //! flight.
 //!
 //! Stateful (2024-11-05 … 2025-11-25): `initialize` offers
-//! [`Revision::LATEST_STATEFUL`]; later requests carry `Mcp-Session-Id` (when
+//! [`Revision::LATEST_STATEFUL`] unless told otherwise; later requests carry `Mcp-Session-Id` (when
 //! the server issued one) and `MCP-Protocol-Version`. Stateless
 //! (2026-07-28): every request carries the version, the client's
 //! capabilities and identity in `params._meta`, and repeats the version, the
@@ -35,6 +35,8 @@ pub(crate) struct Identity {
     pub(crate) name: String,
     pub(crate) version: String,
     pub(crate) capabilities: Value,
+    /// The revision `initialize` offers.
+    pub(crate) offered: Revision,
 }
 
 impl Identity {
@@ -108,14 +110,11 @@ pub(crate) fn notification_body(method: &str, params: Value) -> Vec<u8> {
     envelope(None, method, params)
 }
 
-/// The `initialize` params: the newest stateful revision, the client's
+/// The `initialize` params: the revision offered, the client's
 /// capabilities and identity.
 pub(crate) fn initialize_params(identity: &Identity) -> Map<String, Value> {
     let mut params = Map::new();
-    params.insert(
-        "protocolVersion".into(),
-        Revision::LATEST_STATEFUL.as_str().into(),
-    );
+    params.insert("protocolVersion".into(), identity.offered.as_str().into());
     params.insert("capabilities".into(), identity.capabilities.clone());
     params.insert("clientInfo".into(), identity.client_info());
     params
@@ -307,8 +306,11 @@ pub(crate) fn probe_verdict(outcome: Result<Value, ClientError>) -> Result<Probe
     }
 }
 
-/// Reads the revision an `initialize` result settled on.
-pub(crate) fn negotiated_revision(result: &Value) -> Result<Revision, ClientError> {
+/// Reads the revision an `initialize` that offered `offered` settled on.
+pub(crate) fn negotiated_revision(
+    result: &Value,
+    offered: Revision,
+) -> Result<Revision, ClientError> {
     let version = result
         .get("protocolVersion")
         .and_then(Value::as_str)
@@ -317,8 +319,7 @@ pub(crate) fn negotiated_revision(result: &Value) -> Result<Revision, ClientErro
         .filter(|r| !r.is_stateless())
         .ok_or_else(|| {
             ClientError::malformed(format!(
-                "the server chose protocol version {version:?} at initialize, which this client does not speak (it offered {} and speaks 2024-11-05 and later)",
-                Revision::LATEST_STATEFUL
+                "the server chose protocol version {version:?} at initialize, which this client does not speak (it offered {offered} and speaks 2024-11-05 and later)"
             ))
         })
 }
@@ -332,6 +333,7 @@ mod tests {
             name: "t".into(),
             version: "1".into(),
             capabilities: json!({}),
+            offered: Revision::LATEST_STATEFUL,
         }
     }
 
@@ -501,7 +503,11 @@ mod tests {
     #[test]
     fn initialize_must_settle_on_a_handshake_revision_this_client_speaks() {
         assert_eq!(
-            negotiated_revision(&json!({"protocolVersion": "2025-03-26"})).unwrap(),
+            negotiated_revision(
+                &json!({"protocolVersion": "2025-03-26"}),
+                Revision::V2025_06_18
+            )
+            .unwrap(),
             Revision::V2025_03_26
         );
         for bad in [
@@ -509,7 +515,10 @@ mod tests {
             json!({"protocolVersion": "2026-07-28"}),
             json!({"protocolVersion": "1999-01-01"}),
         ] {
-            assert!(negotiated_revision(&bad).is_err(), "{bad}");
+            assert!(
+                negotiated_revision(&bad, Revision::V2025_06_18).is_err(),
+                "{bad}"
+            );
         }
     }
 }

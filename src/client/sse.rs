@@ -8,6 +8,13 @@
 //! half-received event at the end of the stream is discarded. It holds no
 //! socket: the HTTP layer pushes body bytes in and takes events out, so the
 //! rules are tested on byte strings.
+//!
+//! Like an `EventSource`, one parser lives for a whole request, across the
+//! connections that carry it: it keeps the last event id and the server's
+//! `retry` for resuming a cut stream, and [`SseParser::restart`] forgets
+//! only the half-read event of a lost connection.
+
+use std::time::Duration;
 
 /// One dispatched event.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,8 +23,6 @@ pub(crate) struct SseEvent {
     pub(crate) event: String,
     /// The data lines joined with `\n`.
     pub(crate) data: String,
-    /// The last event id seen on the stream, if any.
-    pub(crate) id: Option<String>,
 }
 
 /// An event (or line) larger than the parser accepts.
@@ -32,7 +37,11 @@ pub(crate) struct SseParser {
     line: Vec<u8>,
     data: String,
     event: String,
+    /// The `id` field as last set, possibly by an event still being read.
     last_id: Option<String>,
+    /// The id as of the last complete event: what a resume starts after.
+    dispatched_id: Option<String>,
+    retry: Option<Duration>,
     /// The previous push ended in CR: a LF starting this one ends no line.
     after_cr: bool,
     /// No line has ended yet, so a BOM may still be at the start.
@@ -48,10 +57,35 @@ impl SseParser {
             data: String::new(),
             event: String::new(),
             last_id: None,
+            dispatched_id: None,
+            retry: None,
             after_cr: false,
             at_start: true,
             limit,
         }
+    }
+
+    /// The id of the last complete event, kept across
+    /// [`restart`](SseParser::restart)s: the `Last-Event-ID` of a resume.
+    pub(crate) fn last_event_id(&self) -> Option<&str> {
+        self.dispatched_id.as_deref()
+    }
+
+    /// How long the server asked the client to wait before reconnecting.
+    pub(crate) fn retry(&self) -> Option<Duration> {
+        self.retry
+    }
+
+    /// Starts reading a new connection's stream: a half-read event of the
+    /// lost one is dropped, its id included (the server sends it again after
+    /// the last complete one); the last event id and `retry` carry over.
+    pub(crate) fn restart(&mut self) {
+        self.last_id.clone_from(&self.dispatched_id);
+        self.line.clear();
+        self.data.clear();
+        self.event.clear();
+        self.after_cr = false;
+        self.at_start = true;
     }
 
     /// Feeds bytes; complete events are appended to `out`.
@@ -109,8 +143,11 @@ impl SseParser {
                 }
                 "event" => value.clone_into(&mut self.event),
                 "id" if !value.contains('\0') => self.last_id = Some(value.to_owned()),
-                // `retry` tunes reconnection, which this client does not do;
-                // unknown fields are ignored, as the standard says.
+                "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                    // Too many digits to count is simply very long.
+                    self.retry = Some(Duration::from_millis(value.parse().unwrap_or(u64::MAX)));
+                }
+                // Unknown fields are ignored, as the standard says.
                 _ => {}
             }
         }
@@ -121,6 +158,11 @@ impl SseParser {
     }
 
     fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
+        // The id counts even for an event without data (as a priming event
+        // may be): the standard sets the last event id before that check.
+        if self.dispatched_id != self.last_id {
+            self.dispatched_id.clone_from(&self.last_id);
+        }
         let event = std::mem::take(&mut self.event);
         if self.data.is_empty() {
             return;
@@ -134,7 +176,6 @@ impl SseParser {
                 event
             },
             data,
-            id: self.last_id.clone(),
         });
     }
 }
@@ -143,8 +184,7 @@ impl SseParser {
 mod tests {
     use super::*;
 
-    fn parse_all(chunks: &[&[u8]]) -> Vec<SseEvent> {
-        let mut parser = SseParser::new(1 << 20);
+    fn parse_with(parser: &mut SseParser, chunks: &[&[u8]]) -> Vec<SseEvent> {
         let mut out = Vec::new();
         for chunk in chunks {
             parser.push(chunk, &mut out).unwrap();
@@ -152,11 +192,14 @@ mod tests {
         out
     }
 
+    fn parse_all(chunks: &[&[u8]]) -> Vec<SseEvent> {
+        parse_with(&mut SseParser::new(1 << 20), chunks)
+    }
+
     fn message(data: &str) -> SseEvent {
         SseEvent {
             event: "message".into(),
             data: data.into(),
-            id: None,
         }
     }
 
@@ -183,23 +226,16 @@ mod tests {
                 SseEvent {
                     event: "note".into(),
                     data: "a\nb".into(),
-                    id: Some("7".into())
                 },
-                SseEvent {
-                    event: "message".into(),
-                    data: "c".into(),
-                    id: Some("7".into())
-                },
-                SseEvent {
-                    event: "message".into(),
-                    data: "d".into(),
-                    id: Some("7".into())
-                },
+                message("c"),
+                message("d"),
             ]
         );
         for split in 0..=stream.len() {
             let (a, b) = stream.split_at(split);
-            assert_eq!(parse_all(&[a, b]), whole, "split at {split}");
+            let mut parser = SseParser::new(1 << 20);
+            assert_eq!(parse_with(&mut parser, &[a, b]), whole, "split at {split}");
+            assert_eq!(parser.last_event_id(), Some("7"), "split at {split}");
         }
         let bytes: Vec<&[u8]> = stream.chunks(1).collect();
         assert_eq!(parse_all(&bytes), whole);
@@ -251,8 +287,61 @@ mod tests {
 
     #[test]
     fn an_id_with_a_nul_is_ignored() {
-        let events = parse_all(&[b"id: 1\nid: a\0b\ndata: x\n\n"]);
-        assert_eq!(events[0].id.as_deref(), Some("1"));
+        let mut parser = SseParser::new(1 << 20);
+        parse_with(&mut parser, &[b"id: 1\nid: a\0b\ndata: x\n\n"]);
+        assert_eq!(parser.last_event_id(), Some("1"));
+    }
+
+    #[test]
+    fn the_last_event_id_is_that_of_the_last_complete_event_even_without_data() {
+        let mut parser = SseParser::new(1 << 20);
+        assert_eq!(parser.last_event_id(), None);
+        // A priming event: an id and empty data.
+        assert_eq!(
+            parse_with(&mut parser, &[b"id: 1-0\ndata:\n\n"]),
+            [message("")]
+        );
+        assert_eq!(parser.last_event_id(), Some("1-0"));
+        // An id with no data at all dispatches nothing, yet counts.
+        assert!(parse_with(&mut parser, &[b"id: 1-1\n\n"]).is_empty());
+        assert_eq!(parser.last_event_id(), Some("1-1"));
+        // The id of an event cut off before its blank line does not.
+        parse_with(&mut parser, &[b"id: 1-2\ndata: x\n"]);
+        assert_eq!(parser.last_event_id(), Some("1-1"));
+    }
+
+    #[test]
+    fn retry_takes_only_digits_and_survives_a_restart_with_the_id() {
+        let mut parser = SseParser::new(1 << 20);
+        assert_eq!(parser.retry(), None);
+        parse_with(
+            &mut parser,
+            &[b"retry: 250\n\nretry: soon\nretry: -1\nretry: +5\nretry:\n\n"],
+        );
+        assert_eq!(parser.retry(), Some(Duration::from_millis(250)));
+        parse_with(&mut parser, &[b"retry: 99999999999999999999999\n\n"]);
+        assert_eq!(parser.retry(), Some(Duration::from_millis(u64::MAX)));
+
+        // A connection lost inside an event: the new stream starts clean.
+        let mut parser = SseParser::new(1 << 20);
+        parse_with(
+            &mut parser,
+            &[b"retry: 20\nid: 3-1\ndata: one\n\nid: 3-2\nevent: note\ndata: hal"],
+        );
+        parser.restart();
+        assert_eq!(
+            parse_with(&mut parser, &[b"data: two\n\n"]),
+            [message("two")]
+        );
+        assert_eq!(parser.last_event_id(), Some("3-1"));
+        assert_eq!(parser.retry(), Some(Duration::from_millis(20)));
+        // A BOM is allowed again at the start of the new stream.
+        parser.restart();
+        assert_eq!(
+            parse_with(&mut parser, &[b"\xEF\xBB\xBFid: 3-3\ndata: three\n\n"]),
+            [message("three")]
+        );
+        assert_eq!(parser.last_event_id(), Some("3-3"));
     }
 
     #[test]

@@ -3,11 +3,13 @@
 //! [`Connection`] is the socket shell: `TCP_NODELAY`, timeouts, and noticing
 //! that an idle keep-alive connection was closed by the server. [`Wire`]
 //! owns the connection and writes each request in one buffer — one `write`,
-//! so with `TCP_NODELAY` it leaves at once and never waits on a delayed ACK; the answer is read whichever way the server chose — a JSON body,
-//! or an event stream whose progress notifications go to the caller's
-//! callback before the response arrives. A connection is reused only when
-//! its answer was read to the end and the server keeps it open; any fault
-//! drops it, and the next request opens a fresh one.
+//! so with `TCP_NODELAY` it leaves at once and never waits on a delayed ACK.
+//! The answer is read whichever way the server chose — a JSON body, or an
+//! event stream whose progress notifications go to the caller's callback
+//! before the response arrives; a stream that ends before the response is
+//! resumed with a `GET` where `resume.rs` says so. A connection is reused
+//! only when its answer was read to the end and the server keeps it open;
+//! any fault drops it, and the next request opens a fresh one.
 
 use std::borrow::Cow;
 use std::io::{self, BufReader, Read, Write};
@@ -16,9 +18,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use super::call::{CallOptions, CancelHandle, Progress};
+use super::call::{self, CallOptions, CancelHandle, Progress};
 use super::error::ClientError;
 use super::http1::{self, Body, Head};
+use super::resume::{self, Resumption};
 use super::rpc::{self, Incoming, Mode};
 use super::sse::SseParser;
 use super::Settings;
@@ -54,7 +57,9 @@ pub(crate) struct Wire {
 }
 
 impl Wire {
-    /// Sends a JSON-RPC request and reads its answer (JSON or event stream).
+    /// Sends a JSON-RPC request and reads its answer (JSON or event stream),
+    /// resuming the event stream when it ends before the response and the
+    /// session allows it (see `resume.rs`).
     pub(crate) fn request(
         &mut self,
         mode: Option<&Mode>,
@@ -69,10 +74,10 @@ impl Wire {
             Some(options) => (
                 options.timeout,
                 options.cancel.clone(),
-                options
-                    .on_progress
-                    .as_mut()
-                    .map(|callback| (Value::from(id), callback)),
+                options.on_progress.as_mut().map(|callback| ProgressSink {
+                    token: Value::from(id),
+                    callback: &mut **callback,
+                }),
             ),
             None => (None, None, None),
         };
@@ -82,26 +87,52 @@ impl Wire {
             id,
             method,
             params,
-            progress.as_ref().map(|(token, _)| token),
+            progress.as_ref().map(|sink| &sink.token),
         );
         let headers = rpc::mcp_headers(mode, method, tool);
-        self.exchange(
+        // One parser for every connection of the request: it holds the last
+        // event id and the server's `retry`.
+        let mut events = SseParser::new(MAX_RESPONSE_BYTES);
+        let mut session_id = None;
+        let mut outcome = self.exchange(
             "POST",
             &headers,
             &body,
             timeout,
             cancel.as_ref(),
             |head, body, wait| {
-                let mut on_progress = progress.as_mut().map(|(token, callback)| {
-                    (&*token, &mut **callback as &mut dyn FnMut(&Progress))
-                });
-                let result = read_reply(head, body, id, on_progress.as_mut(), wait)?;
-                Ok(Answer {
-                    result,
-                    session_id: head.header("mcp-session-id").map(str::to_owned),
-                })
+                session_id = head.header("mcp-session-id").map(str::to_owned);
+                read_reply(head, body, id, progress.as_mut(), wait, &mut events)
             },
-        )
+        );
+        let mut resumption = Resumption::new(mode);
+        loop {
+            let ended = match outcome {
+                Ok(Reply::Answered(result)) => return Ok(Answer { result, session_id }),
+                Ok(Reply::Cut) => ClientError::malformed(format!(
+                    "the event stream ended before the response to request {id}"
+                )),
+                // The connection dropped mid-stream, or a resume found none:
+                // worth another try, if an event id was seen.
+                Err(err @ (ClientError::Io(_) | ClientError::Connect { .. })) => err,
+                Err(err) => return Err(err),
+            };
+            let wait = timeout.unwrap_or(self.settings.timeout);
+            let resume = resumption.next(events.last_event_id(), events.retry(), wait, ended)?;
+            call::pause(resume.delay, cancel.as_ref())?;
+            let headers = resume::headers(mode, &resume.last_event_id);
+            outcome = self.exchange(
+                "GET",
+                &headers,
+                b"",
+                timeout,
+                cancel.as_ref(),
+                |head, body, wait| {
+                    let sink = progress.as_mut();
+                    read_resumed(head, body, id, sink, wait, &mut events, &resumption)
+                },
+            );
+        }
     }
 
     /// Sends a JSON-RPC notification; the server acknowledges it with 202.
@@ -256,7 +287,18 @@ fn refusal(head: &Head, bytes: &[u8]) -> ClientError {
 }
 
 /// A progress callback and the token it listens for.
-type ProgressSink<'a, 'b> = (&'a Value, &'a mut (dyn FnMut(&Progress) + 'b));
+struct ProgressSink<'a, 'b> {
+    token: Value,
+    callback: &'a mut (dyn FnMut(&Progress) + 'b),
+}
+
+/// What reading an answer came to.
+enum Reply {
+    /// The result of the request.
+    Answered(Value),
+    /// The event stream ended before the response.
+    Cut,
+}
 
 /// Reads the answer to request `id`, whichever way the server sent it.
 fn read_reply(
@@ -265,9 +307,10 @@ fn read_reply(
     id: u64,
     progress: Option<&mut ProgressSink<'_, '_>>,
     wait: Duration,
-) -> Result<Value, ClientError> {
+    events: &mut SseParser,
+) -> Result<Reply, ClientError> {
     if head.status == 200 && head.media_type() == "text/event-stream" {
-        return read_stream(body, id, progress, wait);
+        return read_stream(body, id, progress, wait, events);
     }
     let bytes = body.read_all(MAX_RESPONSE_BYTES)?;
     if !(200..300).contains(&head.status) {
@@ -286,7 +329,7 @@ fn read_reply(
         ))
     })?;
     match rpc::classify(message, id)? {
-        Incoming::Reply(Ok(result)) => Ok(result),
+        Incoming::Reply(Ok(result)) => Ok(Reply::Answered(result)),
         Incoming::Reply(Err(fault)) => Err(rpc::rpc_error(fault, head.status)),
         Incoming::Notification { .. } | Incoming::Unrelated => Err(ClientError::malformed(
             format!("the JSON response does not answer request {id}"),
@@ -294,28 +337,57 @@ fn read_reply(
     }
 }
 
+/// Reads the answer to a resume `GET`: the rest of the stream, read as
+/// [`read_stream`] does, or the server's refusal, which ends `resumption`
+/// (asking again would be refused again).
+fn read_resumed(
+    head: &Head,
+    body: &mut Body<'_, Reader>,
+    id: u64,
+    progress: Option<&mut ProgressSink<'_, '_>>,
+    wait: Duration,
+    events: &mut SseParser,
+    resumption: &Resumption,
+) -> Result<Reply, ClientError> {
+    if head.status == 200 && head.media_type() == "text/event-stream" {
+        events.restart();
+        return read_stream(body, id, progress, wait, events);
+    }
+    let bytes = body.read_all(MAX_RESPONSE_BYTES)?;
+    let refused = if (200..300).contains(&head.status) {
+        ClientError::malformed(format!(
+            "the resume GET was answered with HTTP {} and {:?} instead of an event stream",
+            head.status,
+            head.header("content-type").unwrap_or("")
+        ))
+    } else {
+        refusal(head, &bytes)
+    };
+    Err(resumption.failed(refused))
+}
+
 /// Reads an event stream until the response to `id`, handing progress
 /// notifications to the callback on the way; then lets the stream end.
+/// [`Reply::Cut`] when it ends first: `events` then holds the id of the
+/// last event handled, every one before it delivered exactly once.
 fn read_stream(
     body: &mut Body<'_, Reader>,
     id: u64,
     mut progress: Option<&mut ProgressSink<'_, '_>>,
     wait: Duration,
-) -> Result<Value, ClientError> {
-    let mut parser = SseParser::new(MAX_RESPONSE_BYTES);
-    let mut events = Vec::new();
+    events: &mut SseParser,
+) -> Result<Reply, ClientError> {
+    let mut arrived = Vec::new();
     let mut buf = vec![0u8; 16 << 10];
     let reply = 'stream: loop {
         let n = body.read(&mut buf).map_err(http1::unwrap_io)?;
         if n == 0 {
-            return Err(ClientError::malformed(format!(
-                "the event stream ended before the response to request {id}"
-            )));
+            return Ok(Reply::Cut);
         }
-        parser.push(&buf[..n], &mut events).map_err(|too| {
+        events.push(&buf[..n], &mut arrived).map_err(|too| {
             ClientError::malformed(format!("an SSE event is larger than {} bytes", too.limit))
         })?;
-        for event in events.drain(..) {
+        for event in arrived.drain(..) {
             // Priming events (an id and empty data) carry no message.
             if event.event != "message" || event.data.trim().is_empty() {
                 continue;
@@ -326,9 +398,9 @@ fn read_stream(
             match rpc::classify(message, id)? {
                 Incoming::Reply(reply) => break 'stream reply,
                 Incoming::Notification { method, params } if method == "notifications/progress" => {
-                    if let Some((token, callback)) = progress.as_mut() {
-                        if let Some(report) = Progress::for_token(&params, token) {
-                            callback(&report);
+                    if let Some(sink) = progress.as_mut() {
+                        if let Some(report) = Progress::for_token(&params, &sink.token) {
+                            (sink.callback)(&report);
                         }
                     }
                 }
@@ -348,7 +420,9 @@ fn read_stream(
         let _ = body.drain();
         let _ = body.reader().get_ref().set_read_timeout(Some(wait));
     }
-    reply.map_err(|fault| rpc::rpc_error(fault, 200))
+    reply
+        .map(Reply::Answered)
+        .map_err(|fault| rpc::rpc_error(fault, 200))
 }
 
 /// One keep-alive TCP connection.
