@@ -37,6 +37,9 @@ pub const DEFAULT_LONG_CALL_REPORT: Duration = Duration::from_secs(60);
 /// How long a request body may take to arrive, by default.
 pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long one write to a client may block, by default.
+pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// How long a detached response stream waits for its client to resume, by
 /// default.
 pub const DEFAULT_RESUME_WINDOW: Duration = Duration::from_secs(60);
@@ -76,6 +79,7 @@ pub struct HostConfig {
     call_timeout: Option<Duration>,
     long_call_report: Option<Duration>,
     read_timeout: Duration,
+    write_timeout: Duration,
     resume_window: Duration,
 }
 
@@ -102,6 +106,7 @@ impl Default for HostConfig {
             call_timeout: None,
             long_call_report: Some(DEFAULT_LONG_CALL_REPORT),
             read_timeout: DEFAULT_READ_TIMEOUT,
+            write_timeout: DEFAULT_WRITE_TIMEOUT,
             resume_window: DEFAULT_RESUME_WINDOW,
         }
     }
@@ -262,6 +267,20 @@ impl HostConfig {
         self
     }
 
+    /// How long one write to a client may block
+    /// ([`DEFAULT_WRITE_TIMEOUT`] by default): a client that stops reading
+    /// while its socket buffer is full is given up on after it, so that it
+    /// cannot hold a worker, a handler (blocked in a progress write) or the
+    /// stream hub. A response stream it drops is then treated as the
+    /// connection dropping: resumable in the stateful revisions, a
+    /// cancellation in 2026-07-28. On Unix only (the socket option is set
+    /// once on the listener, and accepted connections inherit it).
+    #[must_use]
+    pub fn write_timeout(mut self, timeout: Duration) -> HostConfig {
+        self.write_timeout = timeout;
+        self
+    }
+
     /// How long a call's response stream waits for its client to come back
     /// ([`DEFAULT_RESUME_WINDOW`] by default), in the stateful revisions
     /// from 2025-03-26 on, where a dropped connection is not a cancellation.
@@ -373,6 +392,12 @@ impl ToolHost {
         }
         crate::acp::validate_server_name(&config.name)?;
         let slots = config.call_slots()?;
+        if config.write_timeout.is_zero() {
+            return Err(Error::InvalidConfig {
+                setting: "write_timeout",
+                problem: "a zero timeout would mean none; use at least a millisecond".into(),
+            });
+        }
         if config.read_timeout.is_zero() {
             return Err(Error::InvalidConfig {
                 setting: "read_timeout",
@@ -390,7 +415,7 @@ impl ToolHost {
             source,
         };
         let listener = TcpListener::bind(config.addr).map_err(bind_error)?;
-        let listener = with_nodelay(listener).map_err(bind_error)?;
+        let listener = tune_listener(listener, config.write_timeout).map_err(bind_error)?;
         let addr = listener.local_addr().map_err(bind_error)?;
         let server = tiny_http::Server::from_listener(listener, None)
             .map_err(|err| bind_error(io::Error::other(err.to_string())))?;
@@ -571,24 +596,26 @@ fn work(server: &tiny_http::Server, transport: &Transport, stopping: &AtomicBool
     }
 }
 
-/// Sets `TCP_NODELAY` on the listening socket; Linux and the BSDs copy it
-/// to every accepted socket, and tiny_http gives no access to those. Without
-/// it, a response written in more than one piece meets the client's delayed
-/// ACK and waits ~40 ms. (Read and write timeouts are inherited the same way
-/// but must not be set here: on a listener they also time out `accept`,
-/// which ends tiny_http's accept thread for good.)
+/// Sets `TCP_NODELAY` and the write timeout on the listening socket; Linux
+/// and the BSDs copy both to every accepted socket, and tiny_http gives no
+/// access to those. Without `TCP_NODELAY`, a response written in more than
+/// one piece meets the client's delayed ACK and waits ~40 ms. (A read
+/// timeout must not be set here: on a listener it also times out `accept`,
+/// which ends tiny_http's accept thread for good. `accept` ignores the
+/// write timeout.)
 #[cfg(unix)]
-fn with_nodelay(listener: TcpListener) -> io::Result<TcpListener> {
+fn tune_listener(listener: TcpListener, write_timeout: Duration) -> io::Result<TcpListener> {
     use std::os::fd::OwnedFd;
-    // std exposes TCP_NODELAY only on streams; on a socket descriptor the
-    // option is the same either way.
+    // std exposes these options only on streams; on a socket descriptor
+    // they are the same either way.
     let socket = TcpStream::from(OwnedFd::from(listener));
     socket.set_nodelay(true)?;
+    socket.set_write_timeout(Some(write_timeout))?;
     Ok(TcpListener::from(OwnedFd::from(socket)))
 }
 
 #[cfg(not(unix))]
-fn with_nodelay(listener: TcpListener) -> io::Result<TcpListener> {
+fn tune_listener(listener: TcpListener, _write_timeout: Duration) -> io::Result<TcpListener> {
     Ok(listener)
 }
 

@@ -11,7 +11,8 @@
 //!
 //! The hub writes under its own lock; writes are a few hundred bytes into a
 //! socket buffer that holds hundreds of kilobytes, so a client that stops
-//! reading stalls the hub only after thousands of unread events.
+//! reading stalls the hub only after thousands of unread events, and then
+//! for at most the host's write timeout, after which its stream is dropped.
 
 use std::collections::HashSet;
 use std::io::{self, Write};

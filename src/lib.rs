@@ -72,7 +72,7 @@ pub use error::Error;
 pub use event::{AuthRefusal, CallResult, Event};
 pub use host::{
     HostConfig, ToolHost, DEFAULT_KEEP_ALIVE, DEFAULT_LONG_CALL_REPORT, DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_READ_TIMEOUT, DEFAULT_RESUME_WINDOW, DEFAULT_WORKERS,
+    DEFAULT_READ_TIMEOUT, DEFAULT_RESUME_WINDOW, DEFAULT_WORKERS, DEFAULT_WRITE_TIMEOUT,
 };
 pub use mcp::{CacheScope, Revision};
 pub use schema::{Schema, Violation, Violations};

@@ -652,6 +652,34 @@ fn binding_a_non_loopback_address_needs_explicit_permission() {
 }
 
 #[test]
+fn settings_that_would_mean_no_limit_or_a_spin_are_refused_by_name() {
+    use std::time::Duration;
+    for (config, setting) in [
+        (
+            HostConfig::default().read_timeout(Duration::ZERO),
+            "read_timeout",
+        ),
+        (
+            HostConfig::default().write_timeout(Duration::ZERO),
+            "write_timeout",
+        ),
+        (
+            HostConfig::default().keep_alive(Duration::ZERO),
+            "keep_alive",
+        ),
+        (
+            HostConfig::default().workers(4).max_concurrent_calls(4),
+            "max_concurrent_calls",
+        ),
+    ] {
+        let err = ToolHost::bind(config).unwrap_err();
+        assert!(err.to_string().contains(setting), "{setting}: {err}");
+    }
+    // A zero resume window is allowed: it turns resumption off.
+    assert!(ToolHost::bind(HostConfig::default().resume_window(Duration::ZERO)).is_ok());
+}
+
+#[test]
 fn shutdown_joins_the_workers_and_frees_the_port() {
     let host = host();
     let addr = host.local_addr();

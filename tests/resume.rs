@@ -15,6 +15,10 @@ use support::events::{Events, Item};
 use support::{schema, sse_events, stateless_post, Conn, McpClient, Reply};
 use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession};
 
+/// How many 64 KiB progress messages `flood` sends: far more than the
+/// socket buffers of both ends hold.
+const FLOOD_STEPS: u32 = 300;
+
 /// What a handler reports to the test.
 #[derive(Debug, PartialEq)]
 enum Seen {
@@ -43,7 +47,8 @@ fn rig(config: HostConfig) -> Rig {
     let (release, released) = mpsc::channel::<()>();
     let released = Arc::new(Mutex::new(released));
     let (poll_seen, poll_released) = (Mutex::new(seen_tx.clone()), Arc::clone(&released));
-    let tick_seen = Mutex::new(seen_tx);
+    let tick_seen = Mutex::new(seen_tx.clone());
+    let flood_seen = Mutex::new(seen_tx);
     let surface = StaticSurface::new()
         .tool(
             Tool::new("poll", "Closes its stream mid-call.").input_schema(json!({
@@ -97,6 +102,21 @@ fn rig(config: HostConfig) -> Rig {
         .tool(Tool::new("echo", "Echo."), |args, _| {
             ToolOutcome::text(args.to_string())
         })
+        .unwrap()
+        .tool(
+            Tool::new("flood", "Sends ~19 MB of progress."),
+            move |_, ctx| {
+                let words = "x".repeat(64 << 10);
+                for step in 1..=FLOOD_STEPS {
+                    ctx.progress(f64::from(step), Some(f64::from(FLOOD_STEPS)), Some(&words));
+                }
+                let _ = flood_seen
+                    .lock()
+                    .unwrap()
+                    .send(Seen::Ended(ctx.is_cancelled(), ctx.cancelled_reason()));
+                ToolOutcome::text("flooded")
+            },
+        )
         .unwrap();
     let session = host.open_session(surface);
     Rig {
@@ -492,4 +512,55 @@ fn in_2026_07_28_a_dropped_stream_cancels_the_call_and_cannot_be_resumed() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn a_client_that_stops_reading_is_given_up_on_after_the_write_timeout_and_can_resume() {
+    let rig = rig(HostConfig::default().write_timeout(Duration::from_millis(300)));
+    let client = rig.client("2025-11-25");
+    let mut posted = rig.call(&client, 15, "flood", json!({}));
+    // Only the priming event is read; then the client stops reading.
+    assert_eq!(posted.next(), Item::Comment);
+    let primed = posted.last_event_id.clone().unwrap();
+    // The handler is not stuck in a write: it finishes, and since the
+    // stream is resumable, it is not cancelled either.
+    assert_eq!(rig.next_seen(), Seen::Ended(false, None));
+    // Meanwhile everyone else is served.
+    let mut other = rig.client("2025-11-25");
+    assert_eq!(other.call("echo", json!({}))["isError"], false);
+    // A resume gets the newest events the host kept (a bounded tail, not
+    // all 19 MB) and the result.
+    let mut resumed = rig.resume(&client, &primed);
+    let rest = drain(&mut resumed, "2025-11-25");
+    let steps = progress_of(&rest);
+    assert_eq!(steps.last(), Some(&f64::from(FLOOD_STEPS)));
+    assert!(steps.len() < 20, "{} events kept", steps.len());
+    assert!(steps.windows(2).all(|w| w[1] == w[0] + 1.0), "{steps:?}");
+    assert_result(rest.last().unwrap(), 15, "flooded", "2025-11-25");
+    drop(posted);
+}
+
+#[test]
+fn in_2026_07_28_a_client_that_stops_reading_has_its_call_cancelled() {
+    let rig = rig(HostConfig::default().write_timeout(Duration::from_millis(300)));
+    let body = json!({"jsonrpc": "2.0", "id": 16, "method": "tools/call",
+        "params": {"name": "flood", "arguments": {}, "_meta": {
+            "progressToken": "f",
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}})
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: flood\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+        rig.host.local_addr(),
+        rig.session.authorization(),
+        body.len()
+    );
+    let posted = Events::open(rig.host.local_addr(), &request);
+    match rig.next_seen() {
+        Seen::Ended(true, Some(reason)) => {
+            assert_eq!(reason, "the client closed the response stream");
+        }
+        other => panic!("{other:?}"),
+    }
+    drop(posted);
 }
