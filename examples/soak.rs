@@ -345,7 +345,17 @@ impl Client {
             add(&ledger.served);
             return Ok(());
         }
-        let first = next_chunk(&mut reader)?.ok_or("long: the stream ended at once")?;
+        let first = loop {
+            let chunk = next_chunk(&mut reader)?.ok_or("long: the stream ended at once")?;
+            // A 2025-11-25 stream opens with a priming event: an id, no data.
+            let has_data = chunk.lines().any(|line| {
+                line.strip_prefix("data:")
+                    .is_some_and(|data| !data.trim().is_empty())
+            });
+            if has_data {
+                break chunk;
+            }
+        };
         if !first.contains("notifications/progress") {
             return Err(format!("long: first event {first:?}").into());
         }
