@@ -3,8 +3,9 @@
 //! The first stdout line is one JSON object, `{"url", "authorization",
 //! "acp"}`, so scripts and test rigs can spawn this and connect. Then it
 //! proves a round trip through its own endpoint (including a call refused
-//! for its arguments before any handler runs), prints how to connect, and
-//! serves until stdin closes or Ctrl-C.
+//! for its arguments before any handler runs, and a streamed call the
+//! client resumes after the host closes its connection), prints how to
+//! connect, and serves until stdin closes or Ctrl-C.
 //!
 //! Every tool declares typed, required arguments: try calling `transfer`
 //! with `{"amount": 0}` or `convert_temperature` with `{"value": "hot"}` and
@@ -19,7 +20,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use toolhost::client::Era;
+use toolhost::client::{CallOptions, Era};
 use toolhost::{
     CallResult, Event, HostConfig, StaticSurface, Tool, ToolAnnotations, ToolHost, ToolOutcome,
     ToolSession, ToolSurface,
@@ -232,10 +233,27 @@ fn round_trip(session: &ToolSession) -> Result<String, String> {
             "transfer {{\"amount\": 0}} was not refused: {reason}"
         ));
     }
+    // A streamed call whose connection the host closes mid-call: the
+    // client resumes it and still sees every step and the result.
+    let mut steps = Vec::new();
+    let counted = client
+        .call_tool_with(
+            "count",
+            json!({"to": 3, "reconnect": true}),
+            CallOptions::new().on_progress(|p| steps.push(p.progress)),
+        )
+        .map_err(|e| e.to_string())?;
+    if steps != [1.0, 2.0, 3.0] || !counted.text().contains("closed after step 1") {
+        return Err(format!(
+            "count with a reconnect answered {:?} after progress {steps:?}",
+            counted.text()
+        ));
+    }
     client.close().map_err(|e| e.to_string())?;
     Ok(format!(
-        "initialize → tools/list ({tools} tools) → tools/call echo → ok, and transfer \
-         {{\"amount\": 0}} refused before its handler ({}) in {:.1} ms",
+        "initialize → tools/list ({tools} tools) → tools/call echo → ok, transfer \
+         {{\"amount\": 0}} refused before its handler ({}), and count resumed after the \
+         host closed its stream (progress 1, 2, 3) in {:.1} ms",
         reason.lines().last().unwrap_or_default(),
         started.elapsed().as_secs_f64() * 1000.0
     ))
