@@ -1417,7 +1417,11 @@ fn python_sdk_server_lists_and_calls_in_both_eras() {
         let tools = client.list_tools().unwrap();
         let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
         names.sort_unstable();
-        assert_eq!(names, ["add", "count", "echo", "fail"], "{era:?}");
+        assert_eq!(
+            names,
+            ["add", "count", "count_reconnect", "echo", "fail"],
+            "{era:?}"
+        );
         let add = tools.iter().find(|t| t.name == "add").unwrap();
         assert_eq!(add.input_schema["required"], json!(["a", "b"]));
         assert!(add.output_schema.is_some());
@@ -1464,6 +1468,26 @@ fn python_sdk_server_lists_and_calls_in_both_eras() {
         }
         client.close().unwrap();
     }
+}
+
+#[test]
+#[ignore = "needs the Python SDK server: bash tests/interop/python_server/run.sh"]
+fn python_sdk_server_closes_a_stream_mid_call_and_the_client_resumes_it() {
+    let mut client = python_client(Era::Stateful);
+    assert_eq!(client.revision(), Revision::V2025_11_25);
+    let mut steps = Vec::new();
+    let counted = client
+        .call_tool_with(
+            "count_reconnect",
+            json!({"steps": 3}),
+            CallOptions::new().on_progress(|p| steps.push(p.progress)),
+        )
+        .unwrap();
+    // The server says it closed the stream; every step still arrived once.
+    assert_eq!(counted.text(), "counted 3 after closing the stream");
+    assert_eq!(steps, [1.0, 2.0, 3.0]);
+    client.ping().unwrap();
+    client.close().unwrap();
 }
 
 #[test]

@@ -28,7 +28,10 @@ TH_EXAMPLE_CMD="'$TH_INTEROP/.venv/bin/python' '$here/server.py'" \
 trap th_stop_example EXIT
 
 export TH_PY_URL="$TH_URL" TH_PY_AUTH="$TH_AUTH"
-(cd "$TH_ROOT" && cargo test --quiet --test client -- --ignored python_sdk_server)
+# One test at a time: the SDK keys a POST's event stream by its JSON-RPC request id,
+# which repeats across MCP sessions, so the one event store server.py keeps could
+# replay another session's event to a resuming client if sessions overlapped.
+(cd "$TH_ROOT" && cargo test --quiet --test client -- --ignored --test-threads=1 python_sdk_server)
 status=$?
 if [ "$status" -eq 0 ]; then
     echo "python-sdk-server: client interop passed"

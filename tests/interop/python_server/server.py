@@ -12,6 +12,8 @@ Exits when stdin closes.
 
 Tools: echo(text) -> text; add(a, b) -> {"sum": a + b} as structured content;
 count(steps) reports `steps` progress events, then returns "counted N";
+count_reconnect(steps) does the same but closes its SSE stream after step 1 (resumable
+with Last-Event-ID: the server keeps its events in an in-memory event store);
 fail(why) raises ToolError, which the SDK turns into an isError result carrying `why`.
 """
 
@@ -23,8 +25,12 @@ import socket
 import sys
 import threading
 
+from typing import Any
+
+import anyio
 import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.streamable_http import EventMessage, EventStore
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
@@ -50,6 +56,47 @@ async def count(steps: int, ctx: Context) -> str:
     for step in range(1, steps + 1):
         await ctx.report_progress(step, steps, f"step {step}")
     return f"counted {steps}"
+
+
+@mcp.tool(description="Reports progress, closes its SSE stream after step 1, reports the rest.")
+async def count_reconnect(steps: int, ctx: Context) -> str:
+    # The SDK offers close_sse_stream only with an event store and a client at
+    # 2025-11-25 or later; say in the result whether the stream was closed, so
+    # that a client which never had to resume cannot pass the test.
+    closable = ctx.request_context.close_sse_stream is not None
+    for step in range(1, steps + 1):
+        await ctx.report_progress(step, steps, f"step {step}")
+        if step == 1:
+            await ctx.close_sse_stream()
+            await anyio.sleep(0.05)
+    return f"counted {steps}" + (" after closing the stream" if closable else "")
+
+
+class MemoryEventStore(EventStore):
+    """Every event of the run in memory (a test server): ids count up from 1, and a
+    replay sends the later events of the stream the given id belongs to.
+
+    The SDK names a POST's stream by its JSON-RPC request id, which repeats across
+    MCP sessions, and gives the store no session: right for one session at a time,
+    which is how run.sh runs the tests."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, Any]] = []
+
+    async def store_event(self, stream_id: str, message: Any) -> str:
+        event_id = str(len(self.events) + 1)
+        self.events.append((event_id, stream_id, message))
+        return event_id
+
+    async def replay_events_after(self, last_event_id: str, send_callback: Any) -> str | None:
+        found = [i for i, (event_id, _, _) in enumerate(self.events) if event_id == last_event_id]
+        if not found:
+            return None
+        stream = self.events[found[0]][1]
+        for event_id, stream_id, message in self.events[found[0] + 1 :]:
+            if stream_id == stream and message is not None:
+                await send_callback(EventMessage(message, event_id))
+        return stream
 
 
 @mcp.tool(description="Always fails with the given reason.")
@@ -94,7 +141,11 @@ def main() -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     port = sock.getsockname()[1]
-    app = require_bearer(mcp.streamable_http_app(), authorization)
+    # With an event store the SDK primes its streams, can close them mid-call and
+    # replays on a GET with Last-Event-ID (retry hint: 50 ms).
+    app = require_bearer(
+        mcp.streamable_http_app(event_store=MemoryEventStore(), retry_interval=50), authorization
+    )
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
 
     def stop_when_stdin_closes() -> None:
