@@ -594,6 +594,20 @@ fn headers(
             };
             add("MCP-Protocol-Version", version.to_owned());
         }
+        if rng.spoil(6) {
+            // Resumption ids: real-looking, foreign, absurd and malformed.
+            let id = match rng.dial(8) {
+                0 => format!("{}-{}", rng.below(4), rng.below(4)),
+                1 => "18446744073709551616-0".to_owned(),
+                2 => format!("1-{}", "9".repeat(40)),
+                3 => "-".to_owned(),
+                4 => " 1-1 ".to_owned(),
+                5 => "1-1-1".to_owned(),
+                6 => "é-1".to_owned(),
+                _ => String::new(),
+            };
+            add("Last-Event-ID", id);
+        }
     }
     if rng.spoil(5) {
         let origin = *rng.pick(&["http://localhost:3000", "http://evil.test", "null"]);
