@@ -48,7 +48,13 @@ impl CallStreams {
     /// Registers a new stream of `mcp_session`.
     pub(crate) fn open(&self, mcp_session: &str, window: Duration) -> Arc<CallStream> {
         let mut registry = lock(&self.registry);
-        registry.streams.retain(|_, stream| stream.worth_keeping());
+        // A stream busy writing is in use: kept, and never waited for here.
+        registry
+            .streams
+            .retain(|_, stream| match stream.flow.try_lock() {
+                Ok(mut flow) => flow.worth_keeping(stream.window),
+                Err(_) => true,
+            });
         if registry.streams.len() >= MAX_KEPT_STREAMS {
             // Give up the stream whose client has been gone the longest.
             let longest_gone = registry
@@ -149,6 +155,15 @@ impl Flow {
                 self.kept_bytes -= dropped.len();
             }
         }
+    }
+
+    /// Whether a resume could still find anything; a finished stream whose
+    /// client stayed away past `window` is spent here.
+    fn worth_keeping(&mut self, window: Duration) -> bool {
+        if self.finished && self.writer.is_none() && self.gone_longer_than(window) {
+            self.spend();
+        }
+        !self.spent
     }
 
     fn spend(&mut self) {
@@ -285,17 +300,15 @@ impl CallStream {
         Ok(())
     }
 
+    /// Since when no connection carries it; `None` while one does, or while
+    /// a write is under way (not waited for).
     fn detached_since(&self) -> Option<Instant> {
-        lock(&self.flow).detached_at
+        self.flow.try_lock().ok().and_then(|flow| flow.detached_at)
     }
 
     /// Whether a resume could still find anything.
     fn worth_keeping(&self) -> bool {
-        let mut flow = lock(&self.flow);
-        if flow.finished && flow.writer.is_none() && flow.gone_longer_than(self.window) {
-            flow.spend();
-        }
-        !flow.spent
+        lock(&self.flow).worth_keeping(self.window)
     }
 
     fn forget(&self) {
@@ -447,6 +460,24 @@ mod tests {
         let flow = lock(&stream.flow);
         assert_eq!(flow.kept.len(), 1);
         assert_eq!(flow.kept[0].0, 41);
+    }
+
+    #[test]
+    fn opening_a_stream_never_waits_for_another_streams_write() {
+        let streams = Arc::new(CallStreams::default());
+        let busy = streams.open("m1", WINDOW);
+        busy.begin(Wire::default().boxed(), true);
+        assert!(busy.close_connection(Duration::from_secs(1)));
+        // As if a write to a client that stopped reading were under way.
+        let writing = lock(&busy.flow);
+        let (done, opened) = std::sync::mpsc::channel();
+        let opener = Arc::clone(&streams);
+        std::thread::spawn(move || {
+            let _ = done.send(opener.open("m1", WINDOW).id);
+        });
+        let id = opened.recv_timeout(Duration::from_secs(10));
+        drop(writing);
+        assert_eq!(id, Ok(2));
     }
 
     #[test]
