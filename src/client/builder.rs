@@ -144,9 +144,13 @@ impl ClientBuilder {
         self
     }
 
-    /// The client capabilities to declare (default `{}`: none). The client
-    /// itself answers no server requests, so declare only what a test needs
-    /// the server to see.
+    /// The client capabilities to declare (default `{}`: none), sent at
+    /// `initialize` or, in 2026-07-28, with every request. A server asks
+    /// the client only what it declared: declare `{"elicitation": {}}`,
+    /// `{"sampling": {}}` or `{"roots": {}}` for the questions a call's
+    /// [`CallOptions::on_request`](super::CallOptions::on_request) handler
+    /// answers. Nothing is declared on its own, so a test also sees how a
+    /// server treats a client that cannot be asked.
     #[must_use]
     pub fn capabilities(mut self, capabilities: Value) -> ClientBuilder {
         self.identity.capabilities = capabilities;

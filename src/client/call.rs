@@ -1,4 +1,5 @@
-//! Per-call options: a progress callback, a cancel handle and a timeout.
+//! Per-call options: a progress callback, a handler for what the server
+//! asks, a cancel handle and a timeout.
 //!
 //! Cancelling must reach a thread that is blocked reading the response, so a
 //! [`CancelHandle`] holds a second handle to the call's socket while the call
@@ -18,6 +19,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::answer::{Refusal, RequestHandler, ServerRequest};
 use super::error::ClientError;
 use crate::session::lock;
 
@@ -73,6 +75,7 @@ pub(crate) type ProgressCallback<'a> = Box<dyn FnMut(&Progress) + 'a>;
 #[derive(Default)]
 pub struct CallOptions<'a> {
     pub(crate) on_progress: Option<ProgressCallback<'a>>,
+    pub(crate) on_request: Option<RequestHandler<'a>>,
     pub(crate) cancel: Option<CancelHandle>,
     pub(crate) timeout: Option<Duration>,
 }
@@ -89,6 +92,71 @@ impl<'a> CallOptions<'a> {
     #[must_use]
     pub fn on_progress(mut self, callback: impl FnMut(&Progress) + 'a) -> CallOptions<'a> {
         self.on_progress = Some(Box::new(callback));
+        self
+    }
+
+    /// Answers what the server asks while the call runs — an elicitation
+    /// (`elicitation/create`), a sampling request
+    /// (`sampling/createMessage`), `roots/list` — with `handler`, on the
+    /// calling thread, before the call returns. `Ok` is the answer's result
+    /// (for an elicitation `{"action": "accept", "content": {…}}`, or
+    /// `"decline"` / `"cancel"`); a [`Refusal`] is a JSON-RPC error.
+    ///
+    /// A server asks only what the client declared it can answer, so
+    /// declare the capabilities when connecting:
+    /// [`ClientBuilder::capabilities`](super::ClientBuilder::capabilities)
+    /// with `{"elicitation": {}}`, `{"sampling": {}}` or `{"roots": {}}`.
+    ///
+    /// In the stateful revisions a question comes on the call's event
+    /// stream and the answer goes back on a second connection, while the
+    /// call goes on; a question with no handler is answered with error
+    /// `-32601`. In 2026-07-28 the call returns `input_required` and the
+    /// client calls again with the answers, up to eight rounds; a question
+    /// with no handler, or a refusal (that revision cannot carry one), ends
+    /// the call with [`ClientError::Unanswered`].
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolhost::client::{CallOptions, Era, Refusal};
+    /// use toolhost::{Elicitation, HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
+    ///
+    /// let host = ToolHost::bind(HostConfig::default())?;
+    /// let session = host.open_session(StaticSurface::new().tool(
+    ///     Tool::new("greet", "Greets the user by name."),
+    ///     |_, ctx| {
+    ///         let form = json!({"type": "object",
+    ///             "properties": {"name": {"type": "string"}}, "required": ["name"]});
+    ///         match ctx.elicit("What is your name?", form) {
+    ///             Ok(Elicitation::Accept(answer)) => ToolOutcome::text(format!("Hello, {}!", answer["name"])),
+    ///             Ok(_) => ToolOutcome::declined("no name given"),
+    ///             Err(err) => err.into(),
+    ///         }
+    ///     },
+    /// )?);
+    /// for era in [Era::Stateful, Era::Stateless] {
+    ///     let mut client = session
+    ///         .client_builder()
+    ///         .era(era)
+    ///         .capabilities(json!({"elicitation": {}}))
+    ///         .connect()?;
+    ///     let result = client.call_tool_with(
+    ///         "greet",
+    ///         json!({}),
+    ///         CallOptions::new().on_request(|request| match request.method.as_str() {
+    ///             "elicitation/create" => Ok(json!({"action": "accept", "content": {"name": "Ada"}})),
+    ///             other => Err(Refusal::new(format!("{other} is not answered here"))),
+    ///         }),
+    ///     )?;
+    ///     assert_eq!(result.text(), "Hello, \"Ada\"!");
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn on_request(
+        mut self,
+        handler: impl FnMut(&ServerRequest) -> Result<Value, Refusal> + 'a,
+    ) -> CallOptions<'a> {
+        self.on_request = Some(Box::new(handler));
         self
     }
 
@@ -114,6 +182,7 @@ impl fmt::Debug for CallOptions<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CallOptions")
             .field("on_progress", &self.on_progress.is_some())
+            .field("on_request", &self.on_request.is_some())
             .field("cancel", &self.cancel)
             .field("timeout", &self.timeout)
             .finish()

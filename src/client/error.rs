@@ -100,6 +100,21 @@ pub enum ClientError {
     },
     /// The connection failed in the middle of an exchange.
     Io(io::Error),
+    /// The server asked the client something during a call (an
+    /// elicitation, a sampling request, `roots/list`) and the client could
+    /// not answer, so the call was given up: in 2026-07-28 the call has no
+    /// [`CallOptions::on_request`](super::CallOptions::on_request) handler,
+    /// the handler refused (that revision cannot carry a refusal), or the
+    /// tool kept asking for more rounds than the client answers; in the
+    /// stateful revisions the answer could not be delivered (`cause`).
+    Unanswered {
+        /// The method asked, e.g. `elicitation/create`.
+        method: String,
+        /// Why it went unanswered.
+        problem: String,
+        /// The fault that stopped the answer, when sending it failed.
+        cause: Option<Box<ClientError>>,
+    },
     /// The operation does not exist in the protocol era this client speaks.
     NotInEra {
         /// The operation, e.g. `ping`.
@@ -209,6 +224,20 @@ impl fmt::Display for ClientError {
                 f,
                 "the connection failed mid-exchange: {source}; the server may have stopped or closed the connection"
             ),
+            ClientError::Unanswered {
+                method,
+                problem,
+                cause,
+            } => {
+                write!(
+                    f,
+                    "the server asked {method} during the call and the client did not answer: {problem}"
+                )?;
+                if let Some(cause) = cause {
+                    write!(f, ": {cause}")?;
+                }
+                Ok(())
+            }
             ClientError::NotInEra { operation, hint } => write!(
                 f,
                 "{operation} does not exist in the stateless revision 2026-07-28 this client speaks; {hint}"
@@ -222,6 +251,9 @@ impl std::error::Error for ClientError {
         match self {
             ClientError::Connect { source, .. } | ClientError::Io(source) => Some(source),
             ClientError::ResumeFailed { cause, .. } => Some(&**cause),
+            ClientError::Unanswered {
+                cause: Some(cause), ..
+            } => Some(&**cause),
             _ => None,
         }
     }

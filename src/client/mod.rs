@@ -33,6 +33,44 @@
 //! Any other MCP server on loopback works the same way through
 //! [`Client::builder`], with its credentials and the [`Era`] to speak.
 //!
+//! A tool may ask the client something mid-call — the user to fill in a
+//! form (elicitation), the model for a completion (sampling), or the
+//! client's roots. The client answers through a per-call handler,
+//! [`CallOptions::on_request`], given each [`ServerRequest`]; it returns the
+//! answer's result or a [`Refusal`]. The server asks only what the client
+//! declared ([`ClientBuilder::capabilities`]). In the stateful revisions the
+//! question arrives on the call's event stream and the answer is POSTed in
+//! the MCP session on a second connection (a question with no handler gets
+//! error `-32601`, so the server never waits in vain); in 2026-07-28 the
+//! call returns `input_required` and the client calls again with the
+//! answers and the server's `requestState`, round after round (at most
+//! eight), until the result is complete. Where an answer cannot be given —
+//! no handler, or a refusal, which 2026-07-28 cannot carry — the call ends
+//! with [`ClientError::Unanswered`].
+//!
+//! ```
+//! use serde_json::json;
+//! use toolhost::client::CallOptions;
+//! use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
+//!
+//! let host = ToolHost::bind(HostConfig::default())?;
+//! let session = host.open_session(StaticSurface::new().tool(
+//!     Tool::new("where", "Names the client's first root."),
+//!     |_, ctx| match ctx.list_roots() {
+//!         Ok(roots) => ToolOutcome::text(roots[0]["uri"].as_str().unwrap_or("")),
+//!         Err(err) => err.into(),
+//!     },
+//! )?);
+//! let mut client = session.client_builder().capabilities(json!({"roots": {}})).connect()?;
+//! let result = client.call_tool_with(
+//!     "where",
+//!     json!({}),
+//!     CallOptions::new().on_request(|_| Ok(json!({"roots": [{"uri": "file:///work"}]}))),
+//! )?;
+//! assert_eq!(result.text(), "file:///work");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! An event stream that ends before its response — a server freeing the
 //! connection during long work (`CallContext::close_stream` in toolhost), or
 //! a dropped connection — is resumed as the official SDKs do: within an MCP
@@ -45,6 +83,7 @@
 //! [`ClientError::ResumeFailed`]. In 2026-07-28 a closed stream cancels the
 //! call, so nothing is resumed there.
 
+mod answer;
 mod builder;
 mod call;
 mod error;
@@ -61,13 +100,15 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
+pub use answer::{Refusal, ServerRequest};
 pub use builder::{ClientBuilder, Era, DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT};
 pub use call::{CallOptions, CancelHandle, Progress};
 pub use error::ClientError;
 pub use tools::{ContentBlock, ToolInfo, ToolResult};
 
+use answer::{CallResult, MAX_INPUT_ROUNDS};
 use rpc::{Identity, Mode, Probe};
-use wire::{Connection, Wire};
+use wire::{Connection, Link, Wire};
 
 use crate::mcp::Revision;
 use crate::session::ToolSession;
@@ -167,8 +208,7 @@ impl Client {
         let mut client = Client {
             wire: Wire {
                 settings,
-                conn: Some(conn),
-                out: Vec::with_capacity(1024),
+                link: Link::new(conn),
                 next_id: 1,
             },
             mode: Mode::Stateless,
@@ -313,7 +353,8 @@ impl Client {
         self.call_tool_with(name, arguments, CallOptions::new())
     }
 
-    /// [`call_tool`](Client::call_tool) with a progress callback, a cancel
+    /// [`call_tool`](Client::call_tool) with a progress callback, a handler
+    /// for what the server asks ([`CallOptions::on_request`]), a cancel
     /// handle or a timeout of its own.
     ///
     /// ```
@@ -338,8 +379,10 @@ impl Client {
     /// ```
     ///
     /// # Errors
-    /// As [`call_tool`](Client::call_tool), and [`ClientError::Cancelled`]
-    /// once the cancel handle fired.
+    /// As [`call_tool`](Client::call_tool), [`ClientError::Cancelled`]
+    /// once the cancel handle fired, and [`ClientError::Unanswered`] when
+    /// the tool asked the client something it could not answer (see
+    /// [`CallOptions::on_request`]).
     pub fn call_tool_with(
         &mut self,
         name: &str,
@@ -353,21 +396,52 @@ impl Client {
         {
             return Err(ClientError::Cancelled);
         }
-        let mut params = Map::new();
-        params.insert("name".into(), name.into());
-        if !arguments.is_null() {
-            params.insert("arguments".into(), arguments);
+        // A 2026-07-28 retry is the same call with the answers added, so
+        // the arguments are kept — only when a handler can answer, as
+        // without one there is no retry.
+        let kept = options.on_request.is_some().then(|| arguments.clone());
+        let mut params = call_params(name, arguments);
+        let mut rounds = 0;
+        loop {
+            let result = self.send_call(name, params, &mut options)?;
+            let round = match answer::read_call_result(result)? {
+                CallResult::Complete(result) => return ToolResult::from_json(result),
+                CallResult::InputRequired(round) => round,
+            };
+            let (Some(handler), Some(arguments)) = (options.on_request.as_mut(), &kept) else {
+                return Err(round.unanswered(
+                    "the call has no handler for it; pass one with CallOptions::on_request",
+                ));
+            };
+            rounds += 1;
+            if rounds > MAX_INPUT_ROUNDS {
+                return Err(round.unanswered(format!(
+                    "the tool still asked for input after {MAX_INPUT_ROUNDS} rounds of answers, so the client gave up; is it asking in a loop?"
+                )));
+            }
+            params = call_params(name, arguments.clone());
+            round.retry(&mut **handler, &mut params)?;
         }
+    }
+
+    /// Sends one `tools/call` and returns its result; a cancelled call is
+    /// also cancelled on the server where the revision has a message for it.
+    fn send_call(
+        &mut self,
+        name: &str,
+        params: Map<String, Value>,
+        options: &mut CallOptions<'_>,
+    ) -> Result<Value, ClientError> {
         let id = self.wire.next_id;
         let outcome = self.wire.request(
             Some(&self.mode),
             "tools/call",
             params,
             Some(name),
-            Some(&mut options),
+            Some(options),
         );
         match outcome {
-            Ok(answer) => ToolResult::from_json(answer.result),
+            Ok(answer) => Ok(answer.result),
             Err(ClientError::Cancelled) => {
                 if matches!(self.mode, Mode::Stateful { .. }) {
                     // The stateful revisions cancel by notification; the
@@ -419,10 +493,21 @@ impl Client {
         };
         let headers = rpc::mcp_headers(Some(&self.mode), "", None);
         self.wire
-            .exchange("DELETE", &headers, b"", None, None, |head, body, _| {
+            .exchange("DELETE", &headers, b"", |head, body, _| {
                 wire::drain_for_status(head, body, &[404, 405])
             })
     }
+}
+
+/// The params of `tools/call`: the tool's name and its arguments (`null`
+/// sends none).
+fn call_params(name: &str, arguments: Value) -> Map<String, Value> {
+    let mut params = Map::new();
+    params.insert("name".into(), name.into());
+    if !arguments.is_null() {
+        params.insert("arguments".into(), arguments);
+    }
+    params
 }
 
 /// A string field of a result.

@@ -173,7 +173,14 @@ pub(crate) enum Incoming {
     Reply(Result<Value, RpcError>),
     /// A notification, such as `notifications/progress`.
     Notification { method: String, params: Value },
-    /// Something else: a server request, or the answer to another id.
+    /// A request from the server, such as `elicitation/create`, to answer
+    /// with its `id` as sent.
+    Request {
+        id: Value,
+        method: String,
+        params: Value,
+    },
+    /// Something else: the answer to another id.
     Unrelated,
 }
 
@@ -210,15 +217,19 @@ pub(crate) fn classify(message: Value, id: u64) -> Result<Incoming, ClientError>
             }
         )));
     };
-    if let Some(Value::String(method)) = message.get("method") {
-        if message.contains_key("id") {
-            // A request from the server (sampling, elicitation, ping): this
-            // client declares no capability that invites one.
-            return Ok(Incoming::Unrelated);
-        }
-        return Ok(Incoming::Notification {
-            method: method.clone(),
-            params: message.remove("params").unwrap_or(Value::Null),
+    if let Some(Value::String(method)) = message.remove("method") {
+        let params = message.remove("params").unwrap_or(Value::Null);
+        return Ok(match message.remove("id") {
+            Some(id) => Incoming::Request {
+                id,
+                method,
+                params: if params.is_null() {
+                    Value::Object(Map::new())
+                } else {
+                    params
+                },
+            },
+            None => Incoming::Notification { method, params },
         });
     }
     let ours = message.get("id").and_then(Value::as_u64) == Some(id);
@@ -444,7 +455,23 @@ mod tests {
                 3
             )
             .unwrap(),
-            Incoming::Unrelated
+            Incoming::Request {
+                id: json!(9),
+                method: "sampling/createMessage".into(),
+                params: json!({})
+            }
+        );
+        assert_eq!(
+            classify(
+                json!({"jsonrpc": "2.0", "id": "ask-1", "method": "roots/list", "params": {"x": 1}}),
+                3
+            )
+            .unwrap(),
+            Incoming::Request {
+                id: json!("ask-1"),
+                method: "roots/list".into(),
+                params: json!({"x": 1})
+            }
         );
         assert!(classify(json!([]), 3).is_err());
         assert!(classify(json!({"jsonrpc": "2.0", "id": 3}), 3).is_err());

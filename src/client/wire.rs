@@ -1,11 +1,13 @@
 //! One exchange on the wire: a request out, its answer in.
 //!
 //! [`Connection`] is the socket shell: `TCP_NODELAY`, timeouts, and noticing
-//! that an idle keep-alive connection was closed by the server. [`Wire`]
-//! owns the connection and writes each request in one buffer — one `write`,
-//! so with `TCP_NODELAY` it leaves at once and never waits on a delayed ACK.
-//! The answer is read whichever way the server chose — a JSON body, or an
-//! event stream whose progress notifications go to the caller's callback
+//! that an idle keep-alive connection was closed by the server. A [`Link`]
+//! holds one and writes each request in one buffer — one `write`, so with
+//! `TCP_NODELAY` it leaves at once and never waits on a delayed ACK.
+//! [`Wire`] sends the client's requests on its link and reads the answer
+//! whichever way the server chose — a JSON body, or an event stream whose
+//! progress notifications go to the caller's callback, and whose server
+//! requests go to the caller's handler and are answered on a second link,
 //! before the response arrives; a stream that ends before the response is
 //! resumed with a `GET` where `resume.rs` says so. A connection is reused
 //! only when its answer was read to the end and the server keeps it open;
@@ -18,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
+use super::answer::{self, Answerer, Refusal, ServerRequest};
 use super::call::{self, CallOptions, CancelHandle, Progress};
 use super::error::ClientError;
 use super::http1::{self, Body, Head};
@@ -46,20 +49,19 @@ pub(crate) struct Answer {
 
 type Reader = BufReader<TcpStream>;
 
-/// The connection and everything needed to write requests on it.
+/// The settings, the connection, and the request counter.
 #[derive(Debug)]
 pub(crate) struct Wire {
     pub(crate) settings: Settings,
-    pub(crate) conn: Option<Connection>,
-    /// The request being written, kept to reuse its allocation.
-    pub(crate) out: Vec<u8>,
+    pub(crate) link: Link,
     pub(crate) next_id: u64,
 }
 
 impl Wire {
     /// Sends a JSON-RPC request and reads its answer (JSON or event stream),
     /// resuming the event stream when it ends before the response and the
-    /// session allows it (see `resume.rs`).
+    /// session allows it (see `resume.rs`), and answering the server's
+    /// requests on the stream (see `answer.rs`).
     pub(crate) fn request(
         &mut self,
         mode: Option<&Mode>,
@@ -70,31 +72,40 @@ impl Wire {
     ) -> Result<Answer, ClientError> {
         let id = self.next_id;
         self.next_id += 1;
-        let (timeout, cancel, mut progress) = match options {
-            Some(options) => (
-                options.timeout,
-                options.cancel.clone(),
-                options.on_progress.as_mut().map(|callback| ProgressSink {
+        let Wire { settings, link, .. } = self;
+        let mut listener = Listener {
+            progress: None,
+            handler: None,
+            settings,
+            mode,
+            answers: Link::default(),
+        };
+        let (timeout, cancel) = match options {
+            Some(options) => {
+                listener.progress = options.on_progress.as_mut().map(|callback| ProgressSink {
                     token: Value::from(id),
                     callback: &mut **callback,
-                }),
-            ),
-            None => (None, None, None),
+                });
+                listener.handler = options.on_request.as_deref_mut();
+                (options.timeout, options.cancel.clone())
+            }
+            None => (None, None),
         };
         let body = rpc::request_body(
             mode,
-            &self.settings.identity,
+            &settings.identity,
             id,
             method,
             params,
-            progress.as_ref().map(|sink| &sink.token),
+            listener.progress.as_ref().map(|sink| &sink.token),
         );
         let headers = rpc::mcp_headers(mode, method, tool);
         // One parser for every connection of the request: it holds the last
         // event id and the server's `retry`.
         let mut events = SseParser::new(MAX_RESPONSE_BYTES);
         let mut session_id = None;
-        let mut outcome = self.exchange(
+        let mut outcome = link.exchange(
+            settings,
             "POST",
             &headers,
             &body,
@@ -102,7 +113,7 @@ impl Wire {
             cancel.as_ref(),
             |head, body, wait| {
                 session_id = head.header("mcp-session-id").map(str::to_owned);
-                read_reply(head, body, id, progress.as_mut(), wait, &mut events)
+                read_reply(head, body, id, wait, &mut events, &mut listener)
             },
         );
         let mut resumption = Resumption::new(mode);
@@ -117,19 +128,27 @@ impl Wire {
                 Err(err @ (ClientError::Io(_) | ClientError::Connect { .. })) => err,
                 Err(err) => return Err(err),
             };
-            let wait = timeout.unwrap_or(self.settings.timeout);
+            let wait = timeout.unwrap_or(settings.timeout);
             let resume = resumption.next(events.last_event_id(), events.retry(), wait, ended)?;
             call::pause(resume.delay, cancel.as_ref())?;
             let headers = resume::headers(mode, &resume.last_event_id);
-            outcome = self.exchange(
+            outcome = link.exchange(
+                settings,
                 "GET",
                 &headers,
                 b"",
                 timeout,
                 cancel.as_ref(),
                 |head, body, wait| {
-                    let sink = progress.as_mut();
-                    read_resumed(head, body, id, sink, wait, &mut events, &resumption)
+                    read_resumed(
+                        head,
+                        body,
+                        id,
+                        wait,
+                        &mut events,
+                        &mut listener,
+                        &resumption,
+                    )
                 },
             );
         }
@@ -144,17 +163,51 @@ impl Wire {
     ) -> Result<(), ClientError> {
         let body = rpc::notification_body(method, params);
         let headers = rpc::mcp_headers(Some(mode), method, None);
-        self.exchange("POST", &headers, &body, None, None, |head, body, _| {
+        self.exchange("POST", &headers, &body, |head, body, _| {
             drain_for_status(head, body, &[])
         })
+    }
+
+    /// One exchange on the client's connection, with its timeout and no
+    /// cancel handle (see [`Link::exchange`]).
+    pub(crate) fn exchange<T>(
+        &mut self,
+        verb: &str,
+        mcp_headers: &[(&str, Cow<'_, str>)],
+        body: &[u8],
+        read: impl FnOnce(&Head, &mut Body<'_, Reader>, Duration) -> Result<T, ClientError>,
+    ) -> Result<T, ClientError> {
+        self.link
+            .exchange(&self.settings, verb, mcp_headers, body, None, None, read)
+    }
+}
+
+/// A keep-alive connection to the server, opened when first needed, and
+/// the buffer its requests are written in.
+#[derive(Debug, Default)]
+pub(crate) struct Link {
+    pub(crate) conn: Option<Connection>,
+    /// The request being written, kept to reuse its allocation.
+    out: Vec<u8>,
+}
+
+impl Link {
+    /// A link that starts on `conn`.
+    pub(crate) fn new(conn: Connection) -> Link {
+        Link {
+            conn: Some(conn),
+            out: Vec::with_capacity(1024),
+        }
     }
 
     /// One HTTP exchange on the keep-alive connection, opening a new one
     /// when there is none or the old one went stale. The connection is
     /// reused only when the answer was read to its end and the server keeps
     /// it open.
+    #[allow(clippy::too_many_arguments)] // reason: one exchange's whole description; a struct would only rename them
     pub(crate) fn exchange<T>(
         &mut self,
+        settings: &Settings,
         verb: &str,
         mcp_headers: &[(&str, Cow<'_, str>)],
         body: &[u8],
@@ -168,12 +221,12 @@ impl Wire {
         let conn = match &mut self.conn {
             Some(conn) => conn,
             None => self.conn.insert(Connection::open(
-                &self.settings.target.addrs,
-                self.settings.connect_timeout,
-                self.settings.timeout,
+                &settings.target.addrs,
+                settings.connect_timeout,
+                settings.timeout,
             )?),
         };
-        let wait = timeout.unwrap_or(self.settings.timeout);
+        let wait = timeout.unwrap_or(settings.timeout);
         conn.set_read_timeout(wait)?;
         let mut headers: Vec<(&str, &str)> = Vec::with_capacity(mcp_headers.len() + 2);
         if verb == "POST" {
@@ -185,8 +238,8 @@ impl Wire {
         http1::write_request(
             &mut self.out,
             verb,
-            &self.settings.target.path,
-            &self.settings.fixed_headers,
+            &settings.target.path,
+            &settings.fixed_headers,
             &headers,
             body,
         );
@@ -292,6 +345,60 @@ struct ProgressSink<'a, 'b> {
     callback: &'a mut (dyn FnMut(&Progress) + 'b),
 }
 
+/// Who hears what the server sends on a request's stream before the
+/// response: the progress callback, and the handler of the server's
+/// requests, whose answers go out on a connection of their own (`answers`)
+/// because the request's connection is busy carrying the stream.
+struct Listener<'a, 'b> {
+    progress: Option<ProgressSink<'a, 'b>>,
+    handler: Option<&'a mut Answerer<'b>>,
+    settings: &'a Settings,
+    mode: Option<&'a Mode>,
+    answers: Link,
+}
+
+impl Listener<'_, '_> {
+    fn progress(&mut self, params: &Value) {
+        if let Some(sink) = self.progress.as_mut() {
+            if let Some(report) = Progress::for_token(params, &sink.token) {
+                (sink.callback)(&report);
+            }
+        }
+    }
+
+    /// Answers the server's request `id` in the MCP session: the handler's
+    /// answer, or `-32601` without one, so the server is never left waiting.
+    /// A server of 2026-07-28 sends no requests (it asks through
+    /// `input_required`), nor does one answering `initialize`: there is no
+    /// session to answer in, so those are let pass.
+    fn answer(&mut self, id: &Value, request: ServerRequest) -> Result<(), ClientError> {
+        let Some(mode @ Mode::Stateful { .. }) = self.mode else {
+            return Ok(());
+        };
+        let answer = match self.handler.as_mut() {
+            Some(handler) => handler(&request),
+            None => Err(Refusal::unhandled(&request.method)),
+        };
+        let body = answer::response_body(id, answer);
+        let headers = rpc::mcp_headers(Some(mode), "", None);
+        self.answers
+            .exchange(
+                self.settings,
+                "POST",
+                &headers,
+                &body,
+                None,
+                None,
+                |head, body, _| drain_for_status(head, body, &[]),
+            )
+            .map_err(|cause| ClientError::Unanswered {
+                method: request.method,
+                problem: "sending the answer failed".into(),
+                cause: Some(Box::new(cause)),
+            })
+    }
+}
+
 /// What reading an answer came to.
 enum Reply {
     /// The result of the request.
@@ -305,12 +412,12 @@ fn read_reply(
     head: &Head,
     body: &mut Body<'_, Reader>,
     id: u64,
-    progress: Option<&mut ProgressSink<'_, '_>>,
     wait: Duration,
     events: &mut SseParser,
+    listener: &mut Listener<'_, '_>,
 ) -> Result<Reply, ClientError> {
     if head.status == 200 && head.media_type() == "text/event-stream" {
-        return read_stream(body, id, progress, wait, events);
+        return read_stream(body, id, wait, events, listener);
     }
     let bytes = body.read_all(MAX_RESPONSE_BYTES)?;
     if !(200..300).contains(&head.status) {
@@ -331,9 +438,9 @@ fn read_reply(
     match rpc::classify(message, id)? {
         Incoming::Reply(Ok(result)) => Ok(Reply::Answered(result)),
         Incoming::Reply(Err(fault)) => Err(rpc::rpc_error(fault, head.status)),
-        Incoming::Notification { .. } | Incoming::Unrelated => Err(ClientError::malformed(
-            format!("the JSON response does not answer request {id}"),
-        )),
+        Incoming::Notification { .. } | Incoming::Request { .. } | Incoming::Unrelated => Err(
+            ClientError::malformed(format!("the JSON response does not answer request {id}")),
+        ),
     }
 }
 
@@ -344,14 +451,14 @@ fn read_resumed(
     head: &Head,
     body: &mut Body<'_, Reader>,
     id: u64,
-    progress: Option<&mut ProgressSink<'_, '_>>,
     wait: Duration,
     events: &mut SseParser,
+    listener: &mut Listener<'_, '_>,
     resumption: &Resumption,
 ) -> Result<Reply, ClientError> {
     if head.status == 200 && head.media_type() == "text/event-stream" {
         events.restart();
-        return read_stream(body, id, progress, wait, events);
+        return read_stream(body, id, wait, events, listener);
     }
     let bytes = body.read_all(MAX_RESPONSE_BYTES)?;
     let refused = if (200..300).contains(&head.status) {
@@ -367,15 +474,16 @@ fn read_resumed(
 }
 
 /// Reads an event stream until the response to `id`, handing progress
-/// notifications to the callback on the way; then lets the stream end.
+/// notifications and the server's requests to `listener` on the way; then
+/// lets the stream end.
 /// [`Reply::Cut`] when it ends first: `events` then holds the id of the
 /// last event handled, every one before it delivered exactly once.
 fn read_stream(
     body: &mut Body<'_, Reader>,
     id: u64,
-    mut progress: Option<&mut ProgressSink<'_, '_>>,
     wait: Duration,
     events: &mut SseParser,
+    listener: &mut Listener<'_, '_>,
 ) -> Result<Reply, ClientError> {
     let mut arrived = Vec::new();
     let mut buf = vec![0u8; 16 << 10];
@@ -398,11 +506,10 @@ fn read_stream(
             match rpc::classify(message, id)? {
                 Incoming::Reply(reply) => break 'stream reply,
                 Incoming::Notification { method, params } if method == "notifications/progress" => {
-                    if let Some(sink) = progress.as_mut() {
-                        if let Some(report) = Progress::for_token(&params, &sink.token) {
-                            (sink.callback)(&report);
-                        }
-                    }
+                    listener.progress(&params);
+                }
+                Incoming::Request { id, method, params } => {
+                    listener.answer(&id, ServerRequest { method, params })?;
                 }
                 Incoming::Notification { .. } | Incoming::Unrelated => {}
             }
