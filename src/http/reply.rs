@@ -144,12 +144,18 @@ impl Responder {
         }
     }
 
-    /// Turns a pending request into an event stream: resumable when the
-    /// plan says so, plain otherwise.
-    fn start_stream(&self, request: tiny_http::Request) -> Stage {
+    /// Turns a pending request into an event stream — resumable when the
+    /// plan says so, plain otherwise; any other stage is left as it is.
+    fn start_stream(&self, stage: &mut Stage) {
+        if !matches!(stage, Stage::Pending(_)) {
+            return;
+        }
+        let Stage::Pending(request) = std::mem::replace(stage, Stage::Done) else {
+            return;
+        };
         let plan = lock(&self.resume);
         let mut writer = request.into_writer();
-        match plan.as_ref() {
+        *stage = match plan.as_ref() {
             Some(plan) => {
                 let stream = plan.entry.streams.open(&plan.mcp_session, self.window);
                 stream.begin(writer, plan.priming);
@@ -162,7 +168,7 @@ impl Responder {
                     Stage::Done
                 }
             }
-        }
+        };
     }
 }
 
@@ -173,11 +179,7 @@ impl Outlet for Responder {
 
     fn notify(&self, message: &Value) -> Result<(), Gone> {
         let mut stage = lock(&self.stage);
-        if let Stage::Pending(_) = &*stage {
-            if let Stage::Pending(request) = std::mem::replace(&mut *stage, Stage::Done) {
-                *stage = self.start_stream(request);
-            }
-        }
+        self.start_stream(&mut stage);
         match &mut *stage {
             Stage::Resumable(stream) => stream.send(&message.to_string()),
             Stage::Streaming(writer) => {
@@ -205,15 +207,13 @@ impl Outlet for Responder {
 
     fn close_connection(&self, retry: Duration) -> bool {
         let mut stage = lock(&self.stage);
-        if let Stage::Pending(_) = &*stage {
-            // Only a priming event gives the client an id to resume from.
-            if !lock(&self.resume).as_ref().is_some_and(|plan| plan.priming) {
-                return false;
-            }
-            if let Stage::Pending(request) = std::mem::replace(&mut *stage, Stage::Done) {
-                *stage = self.start_stream(request);
-            }
+        // Before any event, only a priming event would give the client an
+        // id to resume from.
+        let primes = lock(&self.resume).as_ref().is_some_and(|plan| plan.priming);
+        if matches!(*stage, Stage::Pending(_)) && !primes {
+            return false;
         }
+        self.start_stream(&mut stage);
         match &*stage {
             Stage::Resumable(stream) => stream.close_connection(retry),
             _ => false,
