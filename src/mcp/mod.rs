@@ -128,6 +128,7 @@ pub(crate) struct Headers {
 }
 
 impl Headers {
+    /// The headers `pairs` (name, value), in order, copied once.
     pub(crate) fn new<'a, I>(pairs: I) -> Headers
     where
         I: IntoIterator<Item = (&'a str, &'a str)>,
