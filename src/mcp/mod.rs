@@ -226,14 +226,12 @@ pub(crate) trait Outlet: Send + Sync {
     /// carry ids, it is kept in `entry` for a `GET` with `Last-Event-ID`
     /// from `mcp_session`, and a dropped connection detaches it instead of
     /// cancelling the call. `priming`: open it with an id-only event.
-    fn resumable(&self, _entry: &Arc<SessionEntry>, _mcp_session: &str, _priming: bool) {}
+    fn resumable(&self, entry: &Arc<SessionEntry>, mcp_session: &str, priming: bool);
 
     /// Closes the connection carrying the response stream, asking the
     /// client to reconnect after `retry` and resume; `false` when the stream
     /// is not resumable, has ended, or no connection carries it.
-    fn close_connection(&self, _retry: std::time::Duration) -> bool {
-        false
-    }
+    fn close_connection(&self, retry: std::time::Duration) -> bool;
 }
 
 /// The client has gone: why, as the call's cancellation reason.
