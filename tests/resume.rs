@@ -155,6 +155,24 @@ impl Rig {
         Events::open(self.host.local_addr(), &request)
     }
 
+    /// Opens a 2026-07-28 `tools/call` (with a progress token) on a raw
+    /// connection, returning its stream.
+    fn call_stateless(&self, id: i64, tool: &str) -> Events {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": {}, "_meta": {
+                "progressToken": format!("p{id}"),
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}}}})
+        .to_string();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {tool}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+            self.host.local_addr(),
+            self.session.authorization(),
+            body.len()
+        );
+        Events::open(self.host.local_addr(), &request)
+    }
+
     /// Resumes a stream after `last_event_id` on a fresh connection.
     fn resume(&self, client: &McpClient, last_event_id: &str) -> Events {
         Events::open(
@@ -490,19 +508,7 @@ fn before_2025_11_25_a_stream_can_be_closed_only_once_an_event_gave_the_client_a
 #[test]
 fn in_2026_07_28_a_dropped_stream_cancels_the_call_and_cannot_be_resumed() {
     let rig = rig(HostConfig::default());
-    let body = json!({"jsonrpc": "2.0", "id": 14, "method": "tools/call",
-        "params": {"name": "tick", "arguments": {}, "_meta": {
-            "progressToken": "s",
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {}}}})
-    .to_string();
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: tick\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
-        rig.host.local_addr(),
-        rig.session.authorization(),
-        body.len()
-    );
-    let mut posted = Events::open(rig.host.local_addr(), &request);
+    let mut posted = rig.call_stateless(14, "tick");
     posted.next_message().unwrap();
     assert_eq!(posted.last_event_id, None);
     drop(posted);
@@ -543,19 +549,7 @@ fn a_client_that_stops_reading_is_given_up_on_after_the_write_timeout_and_can_re
 #[test]
 fn in_2026_07_28_a_client_that_stops_reading_has_its_call_cancelled() {
     let rig = rig(HostConfig::default().write_timeout(Duration::from_millis(300)));
-    let body = json!({"jsonrpc": "2.0", "id": 16, "method": "tools/call",
-        "params": {"name": "flood", "arguments": {}, "_meta": {
-            "progressToken": "f",
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {}}}})
-    .to_string();
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: flood\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
-        rig.host.local_addr(),
-        rig.session.authorization(),
-        body.len()
-    );
-    let posted = Events::open(rig.host.local_addr(), &request);
+    let posted = rig.call_stateless(16, "flood");
     match rig.next_seen() {
         Seen::Ended(true, Some(reason)) => {
             assert_eq!(reason, "the client closed the response stream");
