@@ -29,8 +29,8 @@ use serde_json::Value;
 
 pub(crate) use lifecycle::{Caller, McpSessions};
 pub(crate) use plan::{finish, CallKey, CallPlan, Plan, Step, StepResult, Work};
-pub(crate) use server::{CacheHint, Server};
 pub use server::CacheScope;
+pub(crate) use server::{CacheHint, Server};
 pub(crate) use streams::{StreamKind, StreamOpen};
 pub(crate) use tools::{call_reply, checked_outcome, input_required, timeout_reply};
 
@@ -160,7 +160,9 @@ pub(crate) fn resume_refused(server: &Server) -> HttpResponse {
 pub(crate) fn too_many_streams(server: &Server, most: usize) -> HttpResponse {
     let mut error = RpcError::new(
         SERVER_ERROR,
-        format!("Server busy: {most} event streams are open, the most this host keeps; retry later"),
+        format!(
+            "Server busy: {most} event streams are open, the most this host keeps; retry later"
+        ),
     );
     error.data = Some(serde_json::json!({"retryable": true}));
     let mut response = server.refuse(503, None, &error);
@@ -180,6 +182,14 @@ pub(crate) fn accepts(accept: &str, media: &str) -> bool {
                 .strip_suffix("/*")
                 .is_some_and(|t| t.eq_ignore_ascii_case(family))
     })
+}
+
+/// The error for a method this tools-only server does not offer.
+fn not_offered(method: &str) -> RpcError {
+    RpcError::new(
+        jsonrpc::METHOD_NOT_FOUND,
+        format!("method {method:?} is not offered by this server, which serves tools only"),
+    )
 }
 
 fn missing_session_id() -> RpcError {

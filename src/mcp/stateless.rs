@@ -195,7 +195,12 @@ fn discover(server: &Server) -> Value {
 }
 
 /// Plans one stateless-era POST body.
-pub(super) fn post(server: &Server, session: &dyn Session, headers: &Headers, value: Value) -> Plan {
+pub(super) fn post(
+    server: &Server,
+    session: &dyn Session,
+    headers: &Headers,
+    value: Value,
+) -> Plan {
     let (id, method, params) = match classify(value) {
         Ok(Message::Request { id, method, params }) => (id, method, params),
         Ok(Message::Notification { .. }) => return Plan::Respond(HttpResponse::empty(202)),
@@ -256,10 +261,7 @@ pub(super) fn post(server: &Server, session: &dyn Session, headers: &Headers, va
             METHOD_NOT_FOUND,
             format!("{method:?} does not exist in 2026-07-28, which needs no handshake; send the request itself with _meta"),
         )),
-        other => Err(RpcError::new(
-            METHOD_NOT_FOUND,
-            format!("method {other:?} is not offered by this server, which serves tools only"),
-        )),
+        other => Err(super::not_offered(other)),
     };
     let cacheable = matches!(
         method.as_str(),
