@@ -42,6 +42,15 @@ pub enum Event {
         /// How long it waited.
         waited: Duration,
     },
+    /// A call was cancelled while it waited for a slot — by the client, its
+    /// deadline, its session's drop or the host's shutdown — and left the
+    /// line without its handler running.
+    CallAbandoned {
+        /// The tool's name.
+        tool: String,
+        /// Why it was cancelled.
+        reason: String,
+    },
     /// Every call slot was taken and the line of waiting calls was full
     /// ([`HostConfig::max_queued_calls`](crate::HostConfig::max_queued_calls)):
     /// the call was refused, and no handler ran.

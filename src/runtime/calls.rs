@@ -99,10 +99,14 @@ impl Admitted {
     /// The answer to a call cancelled while it waited: none when the client
     /// cancelled it, else a tool error that says why it never ran.
     pub(super) fn cancelled_while_waiting(self, runtime: &Runtime, job: &Job) -> StepResult {
+        let reason = self.ticket.cancel.reason().unwrap_or_default();
+        runtime.server.emit(|| Event::CallAbandoned {
+            tool: self.tool.name().to_owned(),
+            reason: reason.clone(),
+        });
         if self.ticket.cancel.by_client() {
             return StepResult::Cancelled;
         }
-        let reason = self.ticket.cancel.reason().unwrap_or_default();
         StepResult::Reply(mcp::not_run_reply(
             &runtime.server,
             job.work.caller.revision,
