@@ -44,6 +44,7 @@
 #![deny(missing_docs)]
 
 mod acp;
+mod arguments;
 mod ask;
 mod base64;
 #[cfg(feature = "client")]
@@ -52,6 +53,7 @@ mod content;
 mod context;
 mod error;
 mod event;
+mod fallible;
 mod hmac;
 mod host;
 mod http;
@@ -64,12 +66,14 @@ mod sse;
 mod surface;
 mod timer;
 mod tool;
+mod typed;
 
 pub use ask::{AskError, Elicitation, InputRequest};
 pub use content::{Content, Role};
 pub use context::{CallContext, ClientInfo, LogLevel};
 pub use error::Error;
 pub use event::{AuthRefusal, CallResult, Event};
+pub use fallible::ToolError;
 pub use host::{
     HostConfig, ToolHost, DEFAULT_KEEP_ALIVE, DEFAULT_LONG_CALL_REPORT, DEFAULT_MAX_BODY_BYTES,
     DEFAULT_READ_TIMEOUT, DEFAULT_RESUME_WINDOW, DEFAULT_WORKERS, DEFAULT_WRITE_TIMEOUT,
@@ -77,10 +81,11 @@ pub use host::{
 pub use mcp::{CacheScope, Revision};
 pub use schema::{Schema, Violation, Violations};
 pub use session::ToolSession;
-pub use surface::{surface_fn, FnSurface, StaticSurface, ToolSurface};
+pub use surface::{surface_fn, FnSurface, StaticSurface, SurfaceBuilder, ToolSurface};
 pub use tool::{
     Icon, IconTheme, OutcomeKind, Tool, ToolAnnotations, ToolOutcome, MAX_TOOL_NAME_LEN,
 };
+pub use typed::Reply;
 
 /// The README's code blocks, compiled and run as doctests.
 #[cfg(doctest)]
