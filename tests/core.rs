@@ -29,7 +29,7 @@ fn counting_surface(hits: &Arc<AtomicUsize>) -> StaticSurface {
             },
         )
         .unwrap()
-        .tool(Tool::new("boom", "Panics."), move |_, _| {
+        .tool(Tool::new("boom", "Panics."), move |_, _| -> ToolOutcome {
             boom_hits.fetch_add(1, Ordering::SeqCst);
             panic!("handler exploded on purpose")
         })
