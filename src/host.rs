@@ -8,7 +8,7 @@
 
 use std::fmt;
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -16,7 +16,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
-use crate::event::{report, Event, EventHook};
+use crate::event::{emit, heard, Event, EventHook};
 use crate::http::{self, Transport};
 use crate::hub::Hub;
 use crate::mcp::{CacheHint, CacheScope, CallSlots, Service, StateSigner};
@@ -62,7 +62,8 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
 /// ```
 #[derive(Clone)]
 pub struct HostConfig {
-    addr: SocketAddr,
+    /// What [`HostConfig::bind_addr`] resolved to, or why it could not.
+    addr: Result<Vec<SocketAddr>, String>,
     allow_non_loopback: bool,
     name: String,
     version: String,
@@ -86,7 +87,7 @@ pub struct HostConfig {
 impl Default for HostConfig {
     fn default() -> HostConfig {
         HostConfig {
-            addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
+            addr: Ok(vec![SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0)]),
             allow_non_loopback: false,
             name: "toolhost".into(),
             version: env!("CARGO_PKG_VERSION").into(),
@@ -114,11 +115,38 @@ impl Default for HostConfig {
 
 impl HostConfig {
     /// The address to listen on; `127.0.0.1:0` (a free loopback port) by
-    /// default. A non-loopback address also needs
+    /// default. Anything [`ToSocketAddrs`] takes: a `SocketAddr`,
+    /// `"127.0.0.1:8765"`, `("localhost", 0)`. A name is resolved here, once;
+    /// [`ToolHost::bind`] then tries each address it resolved to in turn,
+    /// and fails with [`Error::InvalidConfig`] when it resolved to none or
+    /// could not be resolved. A non-loopback address also needs
     /// [`HostConfig::allow_non_loopback`].
+    ///
+    /// ```
+    /// use toolhost::{Error, HostConfig, ToolHost};
+    ///
+    /// let host = ToolHost::bind(HostConfig::default().bind_addr("127.0.0.1:0"))?;
+    /// assert!(host.local_addr().ip().is_loopback());
+    ///
+    /// let err = ToolHost::bind(HostConfig::default().bind_addr("127.0.0.1:http")).unwrap_err();
+    /// assert!(matches!(err, Error::InvalidConfig { setting: "bind_addr", .. }), "{err}");
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
     #[must_use]
-    pub fn bind_addr(mut self, addr: SocketAddr) -> HostConfig {
-        self.addr = addr;
+    pub fn bind_addr(mut self, addr: impl ToSocketAddrs + fmt::Debug) -> HostConfig {
+        self.addr = match addr.to_socket_addrs() {
+            Ok(resolved) => {
+                let resolved: Vec<SocketAddr> = resolved.collect();
+                if resolved.is_empty() {
+                    Err(format!("{addr:?} resolves to no address"))
+                } else {
+                    Ok(resolved)
+                }
+            }
+            Err(err) => Err(format!(
+                "{addr:?} is not an address to listen on ({err}); give an IP and a port, such as \"127.0.0.1:0\""
+            )),
+        };
         self
     }
 
@@ -168,8 +196,11 @@ impl HostConfig {
         self
     }
 
-    /// Calls `hook` for every [`Event`]. The hook runs on the worker that
-    /// handles the request, so it should be quick.
+    /// Calls `hook` for every [`Event`], and nothing else hears of them.
+    /// Without a hook, events go to the `log` facade (target `toolhost`, at
+    /// [`Event::level`]), where they stay silent until the application
+    /// installs a logger. The hook runs on the worker that handles the
+    /// request, so it should be quick.
     #[must_use]
     pub fn on_event(mut self, hook: impl Fn(&Event) + Send + Sync + 'static) -> HostConfig {
         self.hook = Some(Arc::new(hook));
@@ -378,8 +409,18 @@ impl ToolHost {
     /// Starts listening and spawns the workers. Returns once the listener
     /// accepts connections.
     pub fn bind(config: HostConfig) -> Result<ToolHost, Error> {
-        if !config.addr.ip().is_loopback() && !config.allow_non_loopback {
-            return Err(Error::NonLoopback { addr: config.addr });
+        let addrs = config
+            .addr
+            .clone()
+            .map_err(|problem| Error::InvalidConfig {
+                setting: "bind_addr",
+                problem,
+            })?;
+        if let Some(&addr) = addrs
+            .iter()
+            .find(|addr| !addr.ip().is_loopback() && !config.allow_non_loopback)
+        {
+            return Err(Error::NonLoopback { addr });
         }
         if config.workers < 2 {
             return Err(Error::InvalidConfig {
@@ -410,11 +451,8 @@ impl ToolHost {
                 problem: "a zero keep-alive interval would spin; use at least a millisecond".into(),
             });
         }
-        let bind_error = |source| Error::Bind {
-            addr: config.addr,
-            source,
-        };
-        let listener = TcpListener::bind(config.addr).map_err(bind_error)?;
+        let (listener, addr) = listen(&addrs)?;
+        let bind_error = |source| Error::Bind { addr, source };
         let listener = tune_listener(listener, config.write_timeout).map_err(bind_error)?;
         let addr = listener.local_addr().map_err(bind_error)?;
         let server = tiny_http::Server::from_listener(listener, None)
@@ -502,8 +540,8 @@ impl ToolHost {
     /// When the operating system's random source fails (see
     /// [`ToolSession`]); no bearer can be minted safely then.
     pub fn open_session(&self, surface: impl ToolSurface + 'static) -> ToolSession {
-        if let Some(hook) = &self.hook {
-            report_schema_warnings(hook, &surface);
+        if heard(self.hook.as_ref(), log::Level::Warn) {
+            report_schema_warnings(self.hook.as_ref(), &surface);
         }
         ToolSession::open(
             Arc::clone(&self.table),
@@ -561,22 +599,36 @@ impl Drop for ToolHost {
     }
 }
 
-/// Tells the event hook, once per session, which schema keywords of its
-/// tools go unchecked (see [`Tool::schema_warnings`](crate::Tool::schema_warnings)).
-fn report_schema_warnings(hook: &EventHook, surface: &dyn ToolSurface) {
+/// Listens on the first of `addrs` that can be bound (as
+/// [`TcpListener::bind`] does), or fails with the last one's error.
+fn listen(addrs: &[SocketAddr]) -> Result<(TcpListener, SocketAddr), Error> {
+    let mut last = None;
+    for &addr in addrs {
+        match TcpListener::bind(addr) {
+            Ok(listener) => return Ok((listener, addr)),
+            Err(source) => last = Some(Error::Bind { addr, source }),
+        }
+    }
+    Err(last.unwrap_or_else(|| Error::InvalidConfig {
+        setting: "bind_addr",
+        problem: "no address to listen on".into(),
+    }))
+}
+
+/// Tells the event hook (or the log), once per session, which schema
+/// keywords of its tools go unchecked (see
+/// [`Tool::schema_warnings`](crate::Tool::schema_warnings)).
+fn report_schema_warnings(hook: Option<&EventHook>, surface: &dyn ToolSurface) {
     let Ok(tools) = catch_unwind(AssertUnwindSafe(|| surface.list_tools())) else {
         return; // the first tools/list reports the panic
     };
     for tool in tools {
         let warnings = tool.schema_warnings();
         if !warnings.is_empty() {
-            report(
-                hook,
-                &Event::SchemaWarnings {
-                    tool: tool.name().to_owned(),
-                    warnings,
-                },
-            );
+            emit(hook, || Event::SchemaWarnings {
+                tool: tool.name().to_owned(),
+                warnings,
+            });
         }
     }
 }

@@ -31,7 +31,7 @@ use jsonrpc::{classify, success, Message, METHOD_NOT_FOUND, PARSE_ERROR};
 use lifecycle::Caller;
 
 use crate::context::LogLevel;
-use crate::event::{report, AuthRefusal, Event, EventHook};
+use crate::event::{emit, AuthRefusal, Event, EventHook};
 use crate::hub::{Hub, StreamKind};
 use crate::resume::CallStream;
 use crate::session::{lock, CallKey, SessionEntry};
@@ -84,11 +84,10 @@ pub(crate) struct CacheHint {
 }
 
 impl Service {
-    /// Reports an event; the event is only built when a hook listens.
+    /// Reports an event to the hook, or to the `log` facade without one;
+    /// the event is only built when someone may listen.
     pub(crate) fn emit(&self, event: impl FnOnce() -> Event) {
-        if let Some(hook) = &self.hook {
-            report(hook, &event());
-        }
+        emit(self.hook.as_ref(), event);
     }
 
     /// A refusal: reported to the hook, then answered with a JSON-RPC error.

@@ -22,7 +22,7 @@ use super::version::Revision;
 use super::{Halt, Headers, Outlet, Service};
 use crate::ask::{Asking, Round};
 use crate::context::{CallContext, Talk};
-use crate::event::{report, CallResult, Event};
+use crate::event::{emit, heard, CallResult, Event};
 use crate::schema::describe;
 use crate::session::{CallKey, CallTicket, SessionEntry};
 use crate::timer::JobId;
@@ -122,15 +122,28 @@ pub(crate) fn call(
         Err(err) => return Ok(Err(err)),
     };
     let found = catch_unwind(AssertUnwindSafe(|| entry.surface.find_tool(&name)));
+    let unknown = || {
+        let text = format!("Unknown tool: {name:?} is not available on this server right now. Call tools/list for the current tools.");
+        Ok(Ok(json!({
+            "content": [{"type": "text", "text": text}],
+            "isError": true,
+        })))
+    };
     let tool = match found {
-        Ok(Some(tool)) => tool,
+        // A tool that breaks the rules is left out of tools/list (see
+        // `current_tools`), so a call for it is refused the same way.
+        Ok(Some(tool)) => match tool.validate() {
+            Ok(()) => tool,
+            Err(err) => {
+                service.emit(|| Event::SurfaceFault {
+                    message: format!("call refused for a tool left out of tools/list: {err}"),
+                });
+                return unknown();
+            }
+        },
         Ok(None) => {
             service.emit(|| Event::UnknownTool { tool: name.clone() });
-            let text = format!("Unknown tool: {name:?} is not available on this server right now. Call tools/list for the current tools.");
-            return Ok(Ok(json!({
-                "content": [{"type": "text", "text": text}],
-                "isError": true,
-            })));
+            return unknown();
         }
         Err(payload) => {
             service.emit(|| Event::SurfaceFault {
@@ -294,7 +307,7 @@ impl Drop for SlotGuard<'_> {
 /// host sets one) the call is cancelled and the client answered with a tool
 /// error, although the handler runs on until it returns, holding its worker
 /// and call slot; and, with or without a deadline, a report to the event
-/// hook once the call has run for the reporting threshold.
+/// hook (or the log) once the call has run for the reporting threshold.
 fn watch(
     service: &Service,
     tool: &Tool,
@@ -325,27 +338,23 @@ fn watch(
             };
             cancel.cancel("the call's deadline passed", false);
             outlet.answer(&message);
-            if let Some(hook) = hook {
-                report(
-                    &hook,
-                    &Event::CallTimedOut {
-                        tool: name,
-                        after: limit,
-                    },
-                );
-            }
+            emit(hook.as_ref(), || Event::CallTimedOut {
+                tool: name,
+                after: limit,
+            });
         }));
     }
-    if let (Some(after), Some(hook)) = (service.long_call_report, service.hook.clone()) {
+    let long_call_report = service
+        .long_call_report
+        .filter(|_| heard(service.hook.as_ref(), log::Level::Warn));
+    if let Some(after) = long_call_report {
+        let hook = service.hook.clone();
         let name = tool.name().to_owned();
         jobs.push(service.timer.schedule(started + after, move || {
-            report(
-                &hook,
-                &Event::CallRunningLong {
-                    tool: name,
-                    elapsed: started.elapsed(),
-                },
-            );
+            emit(hook.as_ref(), || Event::CallRunningLong {
+                tool: name,
+                elapsed: started.elapsed(),
+            });
         }));
     }
     jobs
