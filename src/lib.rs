@@ -51,6 +51,8 @@ mod base64;
 pub mod client;
 mod content;
 mod context;
+#[cfg(feature = "schemars")]
+mod derived;
 mod error;
 mod event;
 mod fallible;
