@@ -11,6 +11,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::model::CallResult;
+
 /// The `log` target of the crate's events.
 const LOG_TARGET: &str = "toolhost";
 
@@ -93,24 +95,6 @@ pub enum Event {
     SurfaceFault {
         /// What happened.
         message: String,
-    },
-}
-
-/// How a call that reached its handler ended.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum CallResult {
-    /// The handler succeeded.
-    Success,
-    /// The handler declined, with the reason it gave the model.
-    Declined {
-        /// The reason sent to the model.
-        reason: String,
-    },
-    /// The handler failed or panicked; the model got a generic error.
-    Failed {
-        /// The detail the model did not see.
-        detail: String,
     },
 }
 

@@ -14,7 +14,7 @@ use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::Value;
 
-use crate::tool::Tool;
+use super::tool::Tool;
 
 impl Tool {
     /// The input schema derived from `T` (what `T` deserializes from), for

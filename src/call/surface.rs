@@ -13,11 +13,11 @@ use std::sync::Arc;
 use serde_core::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::context::CallContext;
+use super::context::CallContext;
+use super::fallible::ToolError;
+use super::typed::{typed_tool, Reply};
 use crate::error::Error;
-use crate::fallible::ToolError;
-use crate::tool::{Tool, ToolOutcome};
-use crate::typed::{typed_tool, Reply};
+use crate::model::{Tool, ToolOutcome};
 
 mod builder;
 

@@ -18,7 +18,7 @@ use std::fmt::Display;
 
 use serde_json::Value;
 
-use crate::tool::ToolOutcome;
+use crate::model::ToolOutcome;
 
 /// Why a handler stopped early: it *declined* (the model reads the reason
 /// and can adapt) or it *failed* (the model gets a generic error, the

@@ -11,10 +11,10 @@ use serde_core::de::DeserializeOwned;
 use serde_core::Serialize;
 use serde_json::Value;
 
-use crate::arguments::{decode, refusal_text, ArgumentType};
-use crate::context::CallContext;
-use crate::fallible::ToolError;
-use crate::tool::{Tool, ToolOutcome};
+use super::context::CallContext;
+use super::fallible::ToolError;
+use crate::model::arguments::{decode, refusal_text, ArgumentType};
+use crate::model::{Tool, ToolOutcome};
 
 /// What a typed handler returns on success: any [`Serialize`] value, or a
 /// [`ToolOutcome`] for full control (content blocks, images, a decline with
@@ -38,7 +38,7 @@ pub trait Reply: sealed::Sealed {
 mod sealed {
     pub trait Sealed {}
     impl<R: serde_core::Serialize> Sealed for R {}
-    impl Sealed for crate::tool::ToolOutcome {}
+    impl Sealed for crate::model::ToolOutcome {}
 }
 
 impl<R: Serialize> Reply for R {
@@ -112,7 +112,7 @@ mod tests {
     fn a_value_that_cannot_be_serialized_fails_the_call() {
         let map: HashMap<(u8, u8), u8> = HashMap::from([((1, 2), 3)]);
         let outcome = map.into_outcome("grid");
-        assert_eq!(outcome.kind(), crate::tool::OutcomeKind::Failed);
+        assert_eq!(outcome.kind(), crate::model::OutcomeKind::Failed);
         assert!(
             format!("{outcome:?}").contains("the result of tool \\\"grid\\\" cannot be serialized"),
             "{outcome:?}"

@@ -12,11 +12,11 @@ use serde_core::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::StaticSurface;
-use crate::context::CallContext;
+use crate::call::context::CallContext;
+use crate::call::fallible::ToolError;
+use crate::call::typed::{typed_tool, Reply};
 use crate::error::Error;
-use crate::fallible::ToolError;
-use crate::tool::{Tool, ToolOutcome};
-use crate::typed::{typed_tool, Reply};
+use crate::model::{Tool, ToolOutcome};
 
 /// Builds a [`StaticSurface`] from a chain of tools; made by
 /// [`StaticSurface::builder`].
