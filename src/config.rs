@@ -33,7 +33,7 @@ pub const DEFAULT_RESUME_WINDOW: Duration = Duration::from_secs(60);
 /// The default largest request body (4 MiB).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
 
-/// How a [`ToolHost`] is set up. Every setting has a working default.
+/// How a [`ToolHost`](crate::ToolHost) is set up. Every setting has a working default.
 ///
 /// ```
 /// use toolhost::HostConfig;
@@ -226,7 +226,7 @@ impl HostConfig {
 
     /// Also serves each session at `/cap/<token>/mcp`, a URL that carries the
     /// secret itself, for clients that cannot send an `Authorization` header
-    /// (see [`ToolSession::capability_url`]). Off by default: a URL leaks
+    /// (see [`ToolSession::capability_url`](crate::ToolSession::capability_url)). Off by default: a URL leaks
     /// more easily than a header (shell history, process lists, logs of the
     /// client), so enable it only for clients that need it.
     #[must_use]

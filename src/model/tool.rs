@@ -123,7 +123,7 @@ impl Tool {
     /// do not match are refused before the handler runs, with a message
     /// that tells the model what to fix. An invalid schema makes
     /// [`Tool::validate`] fail; keywords that are not checked are listed by
-    /// [`Tool::schema_warnings`].
+    /// [`Tool::schema_warnings`]. [`Schema`] says what is checked.
     #[must_use]
     pub fn input_schema(mut self, schema: Value) -> Tool {
         let spec = Arc::make_mut(&mut self.spec);
