@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use support::{ask, McpClient, STATEFUL, STATELESS};
+use support::{call_in, McpClient, REVISIONS};
 use toolhost::{
     CallContext, CallResult, Content, Event, HostConfig, StaticSurface, Tool, ToolError, ToolHost,
     ToolOutcome,
@@ -70,16 +70,8 @@ fn a_typed_tool_takes_its_arguments_as_a_type_and_its_result_is_structured() {
         })
         .unwrap();
     let session = host.open_session(surface);
-    for revision in STATEFUL.into_iter().chain([STATELESS]) {
-        let params = json!({"name": "add", "arguments": {"a": 2, "b": 40}});
-        let result = ask(
-            &host,
-            &session,
-            revision,
-            "tools/call",
-            params,
-            "CallToolResult",
-        );
+    for revision in REVISIONS {
+        let result = call_in(&host, &session, revision, "add", json!({"a": 2, "b": 40}));
         assert_eq!(result["isError"], false, "{revision}");
         assert_eq!(
             result["content"],
@@ -131,17 +123,9 @@ fn arguments_that_pass_the_schema_but_do_not_decode_are_refused_like_a_violation
             "/colour: unknown field `colour`, expected `limit`",
         ),
     ];
-    for revision in STATEFUL.into_iter().chain([STATELESS]) {
+    for revision in REVISIONS {
         for (arguments, problem) in &cases {
-            let params = json!({"name": "limit", "arguments": arguments});
-            let refused = ask(
-                &host,
-                &session,
-                revision,
-                "tools/call",
-                params,
-                "CallToolResult",
-            );
+            let refused = call_in(&host, &session, revision, "limit", arguments.clone());
             assert_eq!(refused["isError"], true, "{revision} {arguments}");
             assert_eq!(
                 refused["content"][0]["text"],
@@ -158,7 +142,11 @@ fn arguments_that_pass_the_schema_but_do_not_decode_are_refused_like_a_violation
         .iter()
         .filter(|event| matches!(event, Event::InvalidArguments { tool, .. } if tool == "limit"))
         .count();
-    assert_eq!(refusals, cases.len() * 5, "each refusal is reported as one");
+    assert_eq!(
+        refusals,
+        cases.len() * REVISIONS.len(),
+        "each refusal is reported as one"
+    );
     assert!(!events
         .lock()
         .unwrap()
@@ -356,6 +344,7 @@ fn a_chain_of_tools_needs_one_question_mark_and_reports_the_first_refusal() {
 #[cfg(feature = "schemars")]
 mod derived {
     use super::*;
+    use crate::support::ask;
     use schemars::JsonSchema;
     use std::collections::BTreeMap;
 
@@ -462,7 +451,7 @@ mod derived {
             .build()
             .unwrap();
         let session = host.open_session(surface);
-        for revision in STATEFUL.into_iter().chain([STATELESS]) {
+        for revision in REVISIONS {
             // `ask` checks the list against the revision's schema.
             let list = ask(
                 &host,

@@ -208,6 +208,15 @@ pub const STATELESS: &str = "2026-07-28";
 /// The revisions negotiated at `initialize`.
 pub const STATEFUL: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
+/// Every revision the host serves.
+pub const REVISIONS: [&str; 5] = [
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    STATELESS,
+];
+
 /// POSTs a 2026-07-28 request with the `_meta` and every header the
 /// revision requires (`Mcp-Name` for `tools/call`); `capabilities` are the
 /// client's declared ones.
@@ -291,4 +300,23 @@ pub fn ask(
     let mut client = McpClient::for_session(host, session);
     client.initialize(revision);
     client.request(method, params, definition)
+}
+
+/// The result of calling tool `name` in `revision`, schema-checked.
+pub fn call_in(
+    host: &ToolHost,
+    session: &ToolSession,
+    revision: &str,
+    name: &str,
+    arguments: Value,
+) -> Value {
+    let params = json!({"name": name, "arguments": arguments});
+    ask(
+        host,
+        session,
+        revision,
+        "tools/call",
+        params,
+        "CallToolResult",
+    )
 }
