@@ -75,20 +75,36 @@ type Handler = Arc<dyn Fn(&Value, &CallContext) -> ToolOutcome + Send + Sync>;
 
 /// A fixed list of tools, each with its handler.
 ///
+/// Build it with [`StaticSurface::builder`], whose chain needs one `?` at
+/// its end, or add tools one at a time with [`StaticSurface::tool`] and
+/// [`StaticSurface::typed`], which answer each registration.
+///
 /// ```
+/// use serde::Deserialize;
 /// use serde_json::json;
 /// use toolhost::{StaticSurface, Tool, ToolOutcome};
 ///
-/// let surface = StaticSurface::new()
-///     .tool(Tool::new("ping", "Answers pong."), |_args, _ctx| ToolOutcome::text("pong"))?
-///     .tool(
+/// #[derive(Deserialize)]
+/// struct Double { n: f64 }
+///
+/// let surface = StaticSurface::builder()
+///     .tool(Tool::new("ping", "Answers pong."), |_args, _ctx| ToolOutcome::text("pong"))
+///     .typed(
 ///         Tool::new("double", "Doubles n.").input_schema(json!({
 ///             "type": "object",
 ///             "properties": {"n": {"type": "number"}},
 ///             "required": ["n"],
 ///         })),
-///         |args, _ctx| ToolOutcome::json(json!({"n": args["n"].as_f64().unwrap_or(0.0) * 2.0})),
-///     )?;
+///         |args: Double, _ctx| Ok(json!({"n": args.n * 2.0})),
+///     )
+///     .build()?;
+/// assert_eq!(surface.len(), 2);
+///
+/// // One at a time: a tool per step, e.g. from a loop.
+/// let mut surface = StaticSurface::new();
+/// for name in ["red", "green"] {
+///     surface = surface.tool(Tool::new(name, "Names a colour."), move |_args, _ctx| name)?;
+/// }
 /// assert_eq!(surface.len(), 2);
 /// # Ok::<(), toolhost::Error>(())
 /// ```
