@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use crate::model::CallResult;
 
-/// The `log` target of the crate's events.
-const LOG_TARGET: &str = "toolhost";
+/// The `log` target of everything the crate logs.
+pub(crate) const LOG_TARGET: &str = "toolhost";
 
 /// Something that happened on the host.
 #[derive(Clone, Debug, PartialEq)]

@@ -17,6 +17,7 @@ use super::context::CallContext;
 use super::fallible::ToolError;
 use super::typed::{typed_tool, Reply};
 use crate::error::Error;
+use crate::event::LOG_TARGET;
 use crate::model::{Tool, ToolOutcome};
 
 mod builder;
@@ -213,7 +214,7 @@ impl StaticSurface {
             Ok(()) => None,
         };
         if let Some(err) = refused {
-            log::warn!(target: "toolhost", "tool registration refused: {err}");
+            log::warn!(target: LOG_TARGET, "tool registration refused: {err}");
             return Err(err);
         }
         self.index.insert(tool.name().to_owned(), self.tools.len());

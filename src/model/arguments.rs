@@ -8,8 +8,8 @@
 //! serde_json reports is mapped back to the JSON pointer of the member on
 //! it (`/limit: invalid type: string "x", expected u32`). A missing field is
 //! reported at the closing brace of its object, which is the object's own
-//! line. This costs nothing on the happy path: only a failed call is
-//! decoded twice.
+//! line. The second reading costs nothing on the happy path: only
+//! arguments that fail to decode are laid out and read again.
 
 use std::any::TypeId;
 use std::fmt::{self, Write};
