@@ -34,10 +34,35 @@ pub enum Event {
         /// What it came to.
         outcome: CallResult,
     },
+    /// Every call slot was taken, so the call waits in line for one (see
+    /// [`HostConfig::max_concurrent_calls`](crate::HostConfig::max_concurrent_calls)).
+    CallQueued {
+        /// The tool's name.
+        tool: String,
+        /// How many calls wait now, this one included.
+        waiting: usize,
+    },
+    /// A call that waited in line got its slot; [`Event::CallStarted`]
+    /// follows. How long calls wait is what to size
+    /// [`HostConfig::max_concurrent_calls`](crate::HostConfig::max_concurrent_calls) by.
+    CallWaited {
+        /// The tool's name.
+        tool: String,
+        /// How long it waited.
+        waited: Duration,
+    },
+    /// Every call slot was taken and the line of waiting calls was full
+    /// ([`HostConfig::max_queued_calls`](crate::HostConfig::max_queued_calls)):
+    /// the call was refused, and no handler ran.
+    CallRefused {
+        /// The tool's name.
+        tool: String,
+    },
     /// A call passed its deadline
     /// ([`HostConfig::call_timeout`](crate::HostConfig::call_timeout)): the
-    /// client got a tool error and the call was flagged cancelled, but the
-    /// handler still runs and holds its worker until it returns.
+    /// client got a tool error and the call was flagged cancelled, but a
+    /// running handler still runs and holds its call slot until it returns
+    /// (a call still waiting for a slot never runs).
     CallTimedOut {
         /// The tool's name.
         tool: String,
@@ -47,7 +72,7 @@ pub enum Event {
     /// A call has been running for longer than
     /// [`HostConfig::report_long_calls`](crate::HostConfig::report_long_calls):
     /// a handler that never returns shows here instead of silently holding a
-    /// worker.
+    /// call slot.
     CallRunningLong {
         /// The tool's name.
         tool: String,
@@ -114,9 +139,10 @@ impl Event {
     /// The `log` level the event is logged at when no hook is installed:
     /// `error` for what the application must fix (a failed call, a
     /// misbehaving surface), `warn` for what it should look at (a refused
-    /// bearer, a deadline passed, a long call, schema keywords not checked),
-    /// `info` for a model's mistakes and refusals (declined calls, invalid
-    /// arguments, unknown tools, bad requests), `debug` for calls starting
+    /// bearer, a call refused for capacity, a deadline passed, a long call,
+    /// schema keywords not checked), `info` for a model's mistakes and
+    /// refusals (declined calls, invalid arguments, unknown tools, bad
+    /// requests) and calls waiting for a slot, `debug` for calls starting
     /// and succeeding.
     ///
     /// ```
@@ -137,10 +163,13 @@ impl Event {
                 outcome: CallResult::Declined { .. },
                 ..
             }
+            | Event::CallQueued { .. }
+            | Event::CallWaited { .. }
             | Event::InvalidArguments { .. }
             | Event::UnknownTool { .. }
             | Event::BadRequest { .. } => log::Level::Info,
-            Event::CallTimedOut { .. }
+            Event::CallRefused { .. }
+            | Event::CallTimedOut { .. }
             | Event::CallRunningLong { .. }
             | Event::AuthRefused { .. }
             | Event::SchemaWarnings { .. } => log::Level::Warn,
@@ -171,6 +200,17 @@ impl fmt::Display for Event {
                     write!(f, "call to tool {tool:?} failed in {duration:?}: {detail}")
                 }
             },
+            Event::CallQueued { tool, waiting } => write!(
+                f,
+                "call to tool {tool:?} waits for a call slot ({waiting} waiting)"
+            ),
+            Event::CallWaited { tool, waited } => {
+                write!(f, "call to tool {tool:?} got its call slot after {waited:?}")
+            }
+            Event::CallRefused { tool } => write!(
+                f,
+                "call to tool {tool:?} refused: every call slot is taken and the line of waiting calls is full"
+            ),
             Event::CallTimedOut { tool, after } => write!(
                 f,
                 "call to tool {tool:?} passed its deadline of {after:?}: the client got a tool error, the handler runs on"

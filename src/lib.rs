@@ -62,8 +62,9 @@
 //! Every call's arguments are checked against the input schema before the
 //! handler runs, and a call that breaks it gets a tool error the model can
 //! correct (`/text: expected string, got 42`); [`Schema`] says which
-//! keywords are checked. The host serves on a pool of worker threads, so
-//! handlers run concurrently and must be `Send + Sync`.
+//! keywords are checked. Handlers run concurrently, off the threads that
+//! answer the protocol (at most [`HostConfig::max_concurrent_calls`] at
+//! once; later calls wait their turn), so they must be `Send + Sync`.
 //!
 //! # Typed tools and `?`
 //!
@@ -186,8 +187,8 @@
 //!
 //! # Progress and cancellation
 //!
-//! A handler blocks its worker until it returns; nothing can stop it from
-//! outside. A long one reports progress through its [`CallContext`] and
+//! A handler holds its call slot until it returns; nothing can stop it
+//! from outside. A long one reports progress through its [`CallContext`] and
 //! looks at [`CallContext::is_cancelled`] between steps, which turns true
 //! when the client cancels, the session is dropped, the host shuts down,
 //! or the call passes its deadline ([`HostConfig::call_timeout`]).
@@ -222,17 +223,21 @@
 //! ```
 //!
 //! What a quiet handler — one that sends no progress or log message — needs
-//! to know: a client that simply goes away (closes its connection, or stays
-//! away past [`HostConfig::resume_window`]) is noticed only when the call
-//! writes to it, so a handler that never writes runs to the end however
-//! long nobody waits for it. Explicit cancellation, a dropped session, the
-//! host's shutdown and the deadline flag it at once. Every call still
-//! running after [`DEFAULT_LONG_CALL_REPORT`] is reported
-//! ([`Event::CallRunningLong`]), so a handler that never returns shows. In
-//! the stateful revisions a dropped connection is not a cancellation: the
-//! call runs on and the client can resume its stream
-//! ([`CallContext::close_stream`] lets a handler free the connection on
-//! purpose).
+//! to know: nothing stops it but itself, so it must look at
+//! [`CallContext::is_cancelled`] between steps. The host notices a client
+//! that left by writing to it: after [`HostConfig::call_keep_alive`] of
+//! silence (a second by default) the response becomes an event stream with
+//! a keep-alive comment at every interval. In 2026-07-28 a closed
+//! connection then cancels the call within one interval; in the stateful
+//! revisions a dropped connection is not a cancellation — the call runs on
+//! and the client may resume its stream — until
+//! [`HostConfig::resume_window`] has passed. A client that accepts only
+//! JSON gets no keep-alives, so its leaving is not seen. Explicit
+//! cancellation, a dropped session, the host's shutdown and the deadline
+//! flag the call at once, and every call still running after
+//! [`DEFAULT_LONG_CALL_REPORT`] is reported ([`Event::CallRunningLong`]),
+//! so a handler that never returns shows. [`CallContext::close_stream`]
+//! lets a handler free its connection on purpose and be polled.
 //!
 //! # Testing a tool
 //!
@@ -365,7 +370,8 @@ pub use call::{
     SurfaceBuilder, ToolError, ToolSurface,
 };
 pub use config::{
-    HostConfig, DEFAULT_KEEP_ALIVE, DEFAULT_LONG_CALL_REPORT, DEFAULT_MAX_BODY_BYTES,
+    HostConfig, DEFAULT_CALL_KEEP_ALIVE, DEFAULT_KEEP_ALIVE, DEFAULT_LONG_CALL_REPORT,
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_QUEUED_CALLS,
     DEFAULT_READ_TIMEOUT, DEFAULT_RESUME_WINDOW, DEFAULT_WORKERS, DEFAULT_WRITE_TIMEOUT,
 };
 pub use error::Error;
