@@ -1,6 +1,7 @@
 //! The handler side: what a tool's handler is given and what it is asked
 //! through — the [`CallContext`] of one call, the [`ToolSurface`] that lists
-//! and runs tools, and asking the client mid-call.
+//! and runs tools, and asking the client mid-call — and what it returns:
+//! typed arguments and replies, and the [`ToolError`] that makes `?` work.
 //!
 //! A context reaches the runtime through one narrow port
 //! ([`port::CallLink`]), never through the session table or the stream
