@@ -2,7 +2,7 @@
 //! that refuse a configuration that cannot work, each naming the fix.
 
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,7 +43,7 @@ pub const DEFAULT_RESUME_WINDOW: Duration = Duration::from_secs(60);
 /// The default largest request body (4 MiB).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
 
-/// How a [`ToolHost`] is set up. Every setting has a working default.
+/// How a [`ToolHost`](crate::ToolHost) is set up. Every setting has a working default.
 ///
 /// ```
 /// use toolhost::HostConfig;
@@ -58,7 +58,8 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
 /// ```
 #[derive(Clone)]
 pub struct HostConfig {
-    pub(crate) addr: SocketAddr,
+    /// What [`HostConfig::bind_addr`] resolved to, or why it could not.
+    addr: Result<Vec<SocketAddr>, String>,
     pub(crate) allow_non_loopback: bool,
     pub(crate) name: String,
     pub(crate) version: String,
@@ -84,7 +85,7 @@ pub struct HostConfig {
 impl Default for HostConfig {
     fn default() -> HostConfig {
         HostConfig {
-            addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
+            addr: Ok(vec![SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0)]),
             allow_non_loopback: false,
             name: "toolhost".into(),
             version: env!("CARGO_PKG_VERSION").into(),
@@ -114,12 +115,58 @@ impl Default for HostConfig {
 
 impl HostConfig {
     /// The address to listen on; `127.0.0.1:0` (a free loopback port) by
-    /// default. A non-loopback address also needs
-    /// [`HostConfig::allow_non_loopback`].
+    /// default. Anything [`ToSocketAddrs`] takes: a `SocketAddr`,
+    /// `"127.0.0.1:8765"`, `("localhost", 0)`. A name is resolved here, once;
+    /// [`ToolHost::bind`](crate::ToolHost::bind) then tries each address it
+    /// resolved to in turn, and fails with [`Error::InvalidConfig`] when it
+    /// resolved to none or could not be resolved. A non-loopback address
+    /// also needs [`HostConfig::allow_non_loopback`].
+    ///
+    /// ```
+    /// use toolhost::{Error, HostConfig, ToolHost};
+    ///
+    /// let host = ToolHost::bind(HostConfig::default().bind_addr("127.0.0.1:0"))?;
+    /// assert!(host.local_addr().ip().is_loopback());
+    ///
+    /// let err = ToolHost::bind(HostConfig::default().bind_addr("127.0.0.1:http")).unwrap_err();
+    /// assert!(matches!(err, Error::InvalidConfig { setting: "bind_addr", .. }), "{err}");
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
     #[must_use]
-    pub fn bind_addr(mut self, addr: SocketAddr) -> HostConfig {
-        self.addr = addr;
+    pub fn bind_addr(mut self, addr: impl ToSocketAddrs + fmt::Debug) -> HostConfig {
+        self.addr = match addr.to_socket_addrs() {
+            Ok(resolved) => {
+                let resolved: Vec<SocketAddr> = resolved.collect();
+                if resolved.is_empty() {
+                    Err(format!("{addr:?} resolves to no address"))
+                } else {
+                    Ok(resolved)
+                }
+            }
+            Err(err) => Err(format!(
+                "{addr:?} is not an address to listen on ({err}); give an IP and a port, such as \"127.0.0.1:0\""
+            )),
+        };
         self
+    }
+
+    /// The addresses to listen on, tried in turn; refused when one is not
+    /// loopback and that was not allowed.
+    pub(crate) fn listen_addrs(&self) -> Result<&[SocketAddr], Error> {
+        let addrs = self
+            .addr
+            .as_deref()
+            .map_err(|problem| Error::InvalidConfig {
+                setting: "bind_addr",
+                problem: problem.clone(),
+            })?;
+        match addrs
+            .iter()
+            .find(|addr| !addr.ip().is_loopback() && !self.allow_non_loopback)
+        {
+            Some(&addr) => Err(Error::NonLoopback { addr }),
+            None => Ok(addrs),
+        }
     }
 
     /// Permits a non-loopback [`HostConfig::bind_addr`]. Bearers still guard
@@ -172,11 +219,14 @@ impl HostConfig {
         self
     }
 
-    /// Calls `hook` for every [`Event`]. The hook runs on the thread where
-    /// the event happens — the worker handling the request, or the host's
-    /// timer thread for [`Event::CallTimedOut`] and
-    /// [`Event::CallRunningLong`] — so it should be quick and must not
-    /// block. A panic in the hook is contained.
+    /// Calls `hook` for every [`Event`], and nothing else hears of them.
+    /// Without a hook, events go to the `log` facade (target `toolhost`, at
+    /// [`Event::level`]), where they stay silent until the application
+    /// installs a logger. The hook runs on the thread where the event
+    /// happens — the worker handling the request, or the host's timer
+    /// thread for [`Event::CallTimedOut`] and [`Event::CallRunningLong`] —
+    /// so it should be quick and must not block. A panic in the hook is
+    /// contained.
     #[must_use]
     pub fn on_event(mut self, hook: impl Fn(&Event) + Send + Sync + 'static) -> HostConfig {
         self.hook = Some(Arc::new(hook));
@@ -194,7 +244,7 @@ impl HostConfig {
 
     /// Also serves each session at `/cap/<token>/mcp`, a URL that carries the
     /// secret itself, for clients that cannot send an `Authorization` header
-    /// (see [`ToolSession::capability_url`]). Off by default: a URL leaks
+    /// (see [`ToolSession::capability_url`](crate::ToolSession::capability_url)). Off by default: a URL leaks
     /// more easily than a header (shell history, process lists, logs of the
     /// client), so enable it only for clients that need it.
     #[must_use]

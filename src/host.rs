@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use crate::call::ToolSurface;
 use crate::config::HostConfig;
 use crate::error::Error;
-use crate::event::{report, Event, EventHook};
+use crate::event::{emit, heard, Event, EventHook};
 use crate::http::{Pool, Transport};
 use crate::mcp::Server;
 use crate::runtime::table::SessionTable;
@@ -63,9 +63,7 @@ impl ToolHost {
     /// Starts listening and spawns the workers. Returns once the listener
     /// accepts connections.
     pub fn bind(config: HostConfig) -> Result<ToolHost, Error> {
-        if !config.addr.ip().is_loopback() && !config.allow_non_loopback {
-            return Err(Error::NonLoopback { addr: config.addr });
-        }
+        let addrs = config.listen_addrs()?;
         if config.workers == 0 {
             return Err(Error::InvalidConfig {
                 setting: "workers",
@@ -92,11 +90,8 @@ impl ToolHost {
                 problem: "a zero keep-alive interval would spin; use at least a millisecond".into(),
             });
         }
-        let bind_error = |source| Error::Bind {
-            addr: config.addr,
-            source,
-        };
-        let listener = TcpListener::bind(config.addr).map_err(bind_error)?;
+        let (listener, addr) = listen(addrs)?;
+        let bind_error = |source| Error::Bind { addr, source };
         let listener = tune_listener(listener, config.write_timeout).map_err(bind_error)?;
         let addr = listener.local_addr().map_err(bind_error)?;
         // Kept to close the listener at shutdown; without it the host
@@ -179,8 +174,8 @@ impl ToolHost {
     /// When the operating system's random source fails (see
     /// [`ToolSession`]); no bearer can be minted safely then.
     pub fn open_session(&self, surface: impl ToolSurface + 'static) -> ToolSession {
-        if let Some(hook) = &self.hook {
-            report_schema_warnings(hook, &surface);
+        if heard(self.hook.as_ref(), log::Level::Warn) {
+            report_schema_warnings(self.hook.as_ref(), &surface);
         }
         ToolSession::open(
             Arc::clone(&self.table),
@@ -236,22 +231,36 @@ impl Drop for ToolHost {
     }
 }
 
-/// Tells the event hook, once per session, which schema keywords of its
-/// tools go unchecked (see [`Tool::schema_warnings`](crate::Tool::schema_warnings)).
-fn report_schema_warnings(hook: &EventHook, surface: &dyn ToolSurface) {
+/// Listens on the first of `addrs` that can be bound (as
+/// [`TcpListener::bind`] does), or fails with the last one's error.
+fn listen(addrs: &[SocketAddr]) -> Result<(TcpListener, SocketAddr), Error> {
+    let mut last = None;
+    for &addr in addrs {
+        match TcpListener::bind(addr) {
+            Ok(listener) => return Ok((listener, addr)),
+            Err(source) => last = Some(Error::Bind { addr, source }),
+        }
+    }
+    Err(last.unwrap_or_else(|| Error::InvalidConfig {
+        setting: "bind_addr",
+        problem: "no address to listen on".into(),
+    }))
+}
+
+/// Tells the event hook (or the log), once per session, which schema
+/// keywords of its tools go unchecked (see
+/// [`Tool::schema_warnings`](crate::Tool::schema_warnings)).
+fn report_schema_warnings(hook: Option<&EventHook>, surface: &dyn ToolSurface) {
     let Ok(tools) = catch_unwind(AssertUnwindSafe(|| surface.list_tools())) else {
         return; // the first tools/list reports the panic
     };
     for tool in tools {
         let warnings = tool.schema_warnings();
         if !warnings.is_empty() {
-            report(
-                hook,
-                &Event::SchemaWarnings {
-                    tool: tool.name().to_owned(),
-                    warnings,
-                },
-            );
+            emit(hook, || Event::SchemaWarnings {
+                tool: tool.name().to_owned(),
+                warnings,
+            });
         }
     }
 }

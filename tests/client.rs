@@ -78,7 +78,7 @@ fn host_with_tools() -> (
             ToolOutcome::declined("quota used up").with_code(json!("quota"))
         })
         .unwrap()
-        .tool(Tool::new("boom", "Panics."), move |_, _| {
+        .tool(Tool::new("boom", "Panics."), move |_, _| -> ToolOutcome {
             boom();
             panic!("on purpose")
         })

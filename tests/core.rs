@@ -29,7 +29,7 @@ fn counting_surface(hits: &Arc<AtomicUsize>) -> StaticSurface {
             },
         )
         .unwrap()
-        .tool(Tool::new("boom", "Panics."), move |_, _| {
+        .tool(Tool::new("boom", "Panics."), move |_, _| -> ToolOutcome {
             boom_hits.fetch_add(1, Ordering::SeqCst);
             panic!("handler exploded on purpose")
         })
@@ -644,8 +644,7 @@ fn events_never_carry_the_bearer() {
 
 #[test]
 fn binding_a_non_loopback_address_needs_explicit_permission() {
-    let err =
-        ToolHost::bind(HostConfig::default().bind_addr("0.0.0.0:0".parse().unwrap())).unwrap_err();
+    let err = ToolHost::bind(HostConfig::default().bind_addr("0.0.0.0:0")).unwrap_err();
     assert!(err.to_string().contains("allow_non_loopback"), "{err}");
     let zero = ToolHost::bind(HostConfig::default().workers(0)).unwrap_err();
     assert!(zero.to_string().contains("worker"), "{zero}");

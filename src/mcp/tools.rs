@@ -162,13 +162,24 @@ pub(crate) fn plan(
 /// `tools/list`.
 fn find_tool(server: &Server, session: &dyn Session, name: &str) -> Result<Tool, Refusal> {
     let found = catch_unwind(AssertUnwindSafe(|| session.surface().find_tool(name)));
+    let unknown = || {
+        Err(Ok(tool_error(&format!("Unknown tool: {name:?} is not available on this server right now. Call tools/list for the current tools."))))
+    };
     match found {
-        Ok(Some(tool)) if tool.validate().is_ok() => Ok(tool),
-        Ok(_) => {
+        Ok(Some(tool)) => match tool.validate() {
+            Ok(()) => Ok(tool),
+            Err(err) => {
+                server.emit(|| Event::SurfaceFault {
+                    message: format!("call refused for a tool left out of tools/list: {err}"),
+                });
+                unknown()
+            }
+        },
+        Ok(None) => {
             server.emit(|| Event::UnknownTool {
                 tool: name.to_owned(),
             });
-            Err(Ok(tool_error(&format!("Unknown tool: {name:?} is not available on this server right now. Call tools/list for the current tools."))))
+            unknown()
         }
         Err(payload) => {
             server.emit(|| Event::SurfaceFault {

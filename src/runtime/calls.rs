@@ -24,7 +24,7 @@ use super::{Job, Outlet, Runtime};
 use crate::call::ask::Asking;
 use crate::call::context::{CallContext, Talk};
 use crate::call::port::{Answer, CallLink, Cancellation, Gone};
-use crate::event::{report, Event};
+use crate::event::{emit, heard, Event};
 use crate::mcp::{self, CallPlan, StepResult};
 use crate::model::jsonrpc::RpcError;
 use crate::model::{Tool, ToolOutcome};
@@ -313,27 +313,23 @@ impl Runtime {
                 };
                 cancel.cancel("the call's deadline passed", false);
                 outlet.answer(&message);
-                if let Some(hook) = hook {
-                    report(
-                        &hook,
-                        &Event::CallTimedOut {
-                            tool: name,
-                            after: limit,
-                        },
-                    );
-                }
+                emit(hook.as_ref(), || Event::CallTimedOut {
+                    tool: name,
+                    after: limit,
+                });
             }));
         }
-        if let (Some(after), Some(hook)) = (self.long_call_report, self.server.hook.clone()) {
+        let long_call_report = self
+            .long_call_report
+            .filter(|_| heard(self.server.hook.as_ref(), log::Level::Warn));
+        if let Some(after) = long_call_report {
+            let hook = self.server.hook.clone();
             let name = tool.name().to_owned();
             jobs.push(self.timer.schedule(admitted_at + after, move || {
-                report(
-                    &hook,
-                    &Event::CallRunningLong {
-                        tool: name,
-                        elapsed: admitted_at.elapsed(),
-                    },
-                );
+                emit(hook.as_ref(), || Event::CallRunningLong {
+                    tool: name,
+                    elapsed: admitted_at.elapsed(),
+                });
             }));
         }
         let done = Arc::new(AtomicBool::new(false));
