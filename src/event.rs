@@ -174,6 +174,7 @@ impl Event {
             }
             | Event::CallQueued { .. }
             | Event::CallWaited { .. }
+            | Event::CallAbandoned { .. }
             | Event::InvalidArguments { .. }
             | Event::UnknownTool { .. }
             | Event::BadRequest { .. } => log::Level::Info,
@@ -216,6 +217,10 @@ impl fmt::Display for Event {
             Event::CallWaited { tool, waited } => {
                 write!(f, "call to tool {tool:?} got its call slot after {waited:?}")
             }
+            Event::CallAbandoned { tool, reason } => write!(
+                f,
+                "call to tool {tool:?} cancelled while it waited for a call slot, never run: {reason}"
+            ),
             Event::CallRefused { tool } => write!(
                 f,
                 "call to tool {tool:?} refused: every call slot is taken and the line of waiting calls is full"
