@@ -133,7 +133,7 @@ fn lists_and_calls_tools_in_both_eras_through_the_real_endpoint() {
             names,
             ["echo", "add", "quota", "boom", "wait", "count", "summarize"]
         );
-        assert_eq!(tools[0].input_schema["required"], json!(["text"]));
+        assert_eq!(tools[0].input_schema()["required"], json!(["text"]));
         assert_eq!(tools[1].title.as_deref(), Some("Add"));
 
         let echoed = client.call_tool("echo", json!({"text": "hi"})).unwrap();
@@ -1900,8 +1900,8 @@ fn python_sdk_server_lists_and_calls_in_both_eras() {
             "{era:?}"
         );
         let add = tools.iter().find(|t| t.name == "add").unwrap();
-        assert_eq!(add.input_schema["required"], json!(["a", "b"]));
-        assert!(add.output_schema.is_some());
+        assert_eq!(add.input_schema()["required"], json!(["a", "b"]));
+        assert!(add.output_schema().is_some());
 
         let echoed = client.call_tool("echo", json!({"text": "hi"})).unwrap();
         assert_eq!(echoed.text(), "hi", "{era:?}");

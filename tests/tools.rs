@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Map, Value};
-use support::{ask, schema, McpClient, STATEFUL, STATELESS};
+use support::{ask, schema, stateless_post, Conn, McpClient, Reply, STATEFUL, STATELESS};
 use toolhost::{
-    CallResult, Content, Event, HostConfig, Icon, IconTheme, Role, StaticSurface, Tool,
-    ToolAnnotations, ToolHost, ToolOutcome,
+    surface_fn, CallResult, Content, Event, HostConfig, Icon, IconTheme, Role, StaticSurface, Tool,
+    ToolAnnotations, ToolHost, ToolOutcome, ToolSession,
 };
 
 fn full_tool() -> Tool {
@@ -364,4 +364,103 @@ fn opening_a_session_reports_the_schema_keywords_left_unchecked() {
         reported[0].1.iter().any(|w| w.contains("requried")),
         "{reported:?}"
     );
+}
+
+/// The tools/list response of `revision` on a fresh connection, and the
+/// tools in it; the message and the list checked against the revision's
+/// schema, and the body sent whole with its length.
+fn long_list(host: &ToolHost, session: &ToolSession, revision: &str) -> Vec<Value> {
+    let reply: Reply = if revision == STATELESS {
+        let mut conn = Conn::open(host.local_addr()).unwrap();
+        stateless_post(
+            &mut conn,
+            &session.authorization(),
+            1,
+            "tools/list",
+            json!({}),
+            json!({}),
+        )
+    } else {
+        let mut client = McpClient::for_session(host, session);
+        client.initialize(revision);
+        client.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+    };
+    assert_eq!(reply.status, 200, "{revision}");
+    assert_eq!(reply.header("transfer-encoding"), None, "{revision}");
+    let length: usize = reply.header("content-length").unwrap().parse().unwrap();
+    assert_eq!(length, reply.body.len(), "{revision}");
+    let message = reply.json();
+    schema::assert_valid(revision, "JSONRPCResponse", &message);
+    schema::assert_valid(revision, "ListToolsResult", &message["result"]);
+    message["result"]["tools"].as_array().unwrap().clone()
+}
+
+#[test]
+fn a_thousand_tools_are_listed_whole_in_every_revision_and_as_the_surface_lists_them_now() {
+    let tools: Vec<Tool> = (0..1000)
+        .map(|n| {
+            Tool::new(format!("tool_{n:04}"), "One of many.")
+                .title(format!("Tool {n}"))
+                .input_schema(json!({"type": "object", "properties": {"n": {"const": n}}}))
+        })
+        .collect();
+    let listed = Arc::new(AtomicUsize::new(tools.len()));
+    let now = Arc::clone(&listed);
+    let host = ToolHost::bind(HostConfig::default()).unwrap();
+    let session = host.open_session(surface_fn(
+        move || tools[..now.load(Ordering::SeqCst)].to_vec(),
+        |_, _, _| ToolOutcome::text("ok"),
+    ));
+    for revision in STATEFUL.into_iter().chain([STATELESS]) {
+        listed.store(1000, Ordering::SeqCst);
+        let all = long_list(&host, &session, revision);
+        assert_eq!(all.len(), 1000, "{revision}");
+        for (n, tool) in all.iter().enumerate() {
+            assert_eq!(tool["name"], format!("tool_{n:04}"));
+            assert_eq!(tool["inputSchema"]["properties"]["n"]["const"], n);
+            let titled = revision >= "2025-06-18";
+            assert_eq!(tool.get("title").is_some(), titled, "{revision}");
+        }
+        // The same tools, asked again after the surface withdrew most:
+        // only what it lists now.
+        listed.store(3, Ordering::SeqCst);
+        let names: Vec<Value> = long_list(&host, &session, revision)
+            .iter()
+            .map(|tool| tool["name"].clone())
+            .collect();
+        assert_eq!(names, ["tool_0000", "tool_0001", "tool_0002"], "{revision}");
+    }
+}
+
+#[test]
+fn a_batch_answers_a_long_list_beside_its_other_replies() {
+    let surface = (0..300).fold(StaticSurface::new(), |surface, n| {
+        surface
+            .tool(Tool::new(format!("t{n}"), "d"), |_, _| {
+                ToolOutcome::text("ok")
+            })
+            .unwrap()
+    });
+    let host = ToolHost::bind(HostConfig::default()).unwrap();
+    let session = host.open_session(surface);
+    let mut client = McpClient::for_session(&host, &session);
+    client.initialize("2025-03-26");
+    let reply = client.post(&json!([
+        {"jsonrpc": "2.0", "id": "list", "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": "ping", "method": "ping"},
+        {"jsonrpc": "2.0", "id": "bad", "method": "tools/list", "params": {"cursor": "x"}},
+    ]));
+    assert_eq!(reply.status, 200);
+    let batch = reply.json();
+    schema::assert_valid("2025-03-26", "JSONRPCBatchResponse", &batch);
+    let replies = batch.as_array().unwrap();
+    assert_eq!(replies.len(), 3);
+    let by_id = |id: &str| replies.iter().find(|m| m["id"] == id).unwrap();
+    schema::assert_valid("2025-03-26", "ListToolsResult", &by_id("list")["result"]);
+    let tools = by_id("list")["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 300);
+    assert_eq!(tools[299]["name"], "t299");
+    assert_eq!(by_id("ping")["result"], json!({}));
+    assert!(by_id("bad").get("result").is_none());
+    assert_eq!(by_id("bad")["error"]["code"], -32602);
 }

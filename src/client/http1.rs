@@ -250,7 +250,13 @@ impl<'a, R: BufRead> Body<'a, R> {
 
     /// Reads the whole body, refusing more than `limit` bytes.
     pub(crate) fn read_all(&mut self, limit: usize) -> Result<Vec<u8>, ClientError> {
-        let mut out = Vec::new();
+        // A declared length (up to the limit) is read into one buffer of
+        // its size rather than one grown by doubling.
+        let declared = match self.state {
+            BodyState::Length(n) => usize::try_from(n).unwrap_or(usize::MAX).min(limit),
+            _ => 0,
+        };
+        let mut out = Vec::with_capacity(declared);
         let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
         self.by_ref()
             .take(cap)

@@ -151,15 +151,17 @@ impl Responder {
     /// as the stream's last event.
     fn write_final(&self, response: HttpResponse) {
         let stage = std::mem::replace(&mut *lock(&self.stage), Stage::Done);
-        let body = (!response.body.is_empty()).then(|| String::from_utf8_lossy(&response.body));
+        // Only an event's data is text; a plain response goes as it is (a
+        // tool list is 170 KB that need no second look).
+        let body = || (!response.body.is_empty()).then(|| String::from_utf8_lossy(&response.body));
         match stage {
             Stage::Pending(request) => respond(request, response),
             Stage::Streaming(mut writer) => {
-                let mut bytes = body.map_or_else(Vec::new, |body| sse::event_chunk(&body));
+                let mut bytes = body().map_or_else(Vec::new, |body| sse::event_chunk(&body));
                 bytes.extend_from_slice(sse::LAST_CHUNK);
                 let _ = sse::send(&mut *writer, &bytes);
             }
-            Stage::Resumable(stream) => stream.finish(body.as_deref()),
+            Stage::Resumable(stream) => stream.finish(body().as_deref()),
             Stage::Done => {}
         }
     }
@@ -362,6 +364,9 @@ fn tiny_response(response: HttpResponse) -> tiny_http::Response<Cursor<Vec<u8>>>
         })
         .collect();
     let length = response.body.len();
+    // A complete body goes with its Content-Length, whatever its size:
+    // tiny_http would chunk one of 32 KiB or more (a long tool list),
+    // which costs both sides a copy and the client a parse of the framing.
     tiny_http::Response::new(
         tiny_http::StatusCode(response.status),
         headers,
@@ -369,6 +374,7 @@ fn tiny_response(response: HttpResponse) -> tiny_http::Response<Cursor<Vec<u8>>>
         Some(length),
         None,
     )
+    .with_chunked_threshold(usize::MAX)
 }
 
 /// Answers at once, on this thread.

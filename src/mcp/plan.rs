@@ -16,7 +16,7 @@ use super::streams::StreamOpen;
 use super::Server;
 use crate::event::AuthRefusal;
 use crate::model::http::HttpResponse;
-use crate::model::jsonrpc::{failure, RpcError, INVALID_REQUEST};
+use crate::model::jsonrpc::{failure, Reply, RpcError, INVALID_REQUEST};
 use crate::model::Tool;
 
 /// What to do with a request.
@@ -54,7 +54,7 @@ pub(crate) struct Work {
 #[derive(Debug)]
 pub(crate) enum Step {
     /// A reply decided already.
-    Reply(Value),
+    Reply(Reply),
     /// Run a tool's handler; [`call_reply`](super::call_reply) spells its
     /// outcome.
     Call(CallPlan),
@@ -100,10 +100,10 @@ pub(crate) struct Rounds {
 }
 
 /// How one step went.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 pub(crate) enum StepResult {
     /// A JSON-RPC response to send.
-    Reply(Value),
+    Reply(Reply),
     /// A JSON-RPC error for request `id`, found by the runtime (a
     /// `requestState` it could not open).
     Error { id: Value, error: RpcError },
@@ -134,7 +134,7 @@ pub(crate) fn finish(server: &Server, work: &Work, results: Vec<StepResult>) -> 
                 if stateless {
                     return server.refuse(super::stateless::status_of(&error), Some(&id), &error);
                 }
-                replies.push(failure(Some(&id), &error));
+                replies.push(failure(Some(&id), &error).into());
             }
             StepResult::Done => {}
             StepResult::Cancelled if work.batch => {}
@@ -157,8 +157,8 @@ pub(crate) fn finish(server: &Server, work: &Work, results: Vec<StepResult>) -> 
     }
     match (replies.len(), work.batch) {
         (0, _) => HttpResponse::empty(202),
-        (_, true) => HttpResponse::json(200, &Value::Array(replies)),
-        (_, false) => HttpResponse::json(200, &replies.swap_remove(0)),
+        (_, true) => HttpResponse::json_text(200, Reply::batch_text(&replies)),
+        (_, false) => HttpResponse::json_text(200, replies.swap_remove(0).into_text()),
     }
 }
 

@@ -79,10 +79,14 @@ pub(super) fn batch(
             Ok(Message::Request { id, method, .. }) if method == "initialize" => {
                 let error =
                     RpcError::new(INVALID_REQUEST, "initialize must not be part of a batch");
-                steps.push(Step::Reply(failure(Some(&id), &error)));
+                steps.push(Step::Reply(failure(Some(&id), &error).into()));
             }
             Ok(message) => steps.extend(turn.step(message)),
-            Err(invalid) => steps.push(Step::Reply(failure(invalid.id.as_ref(), &invalid.error))),
+            Err(invalid) => {
+                steps.push(Step::Reply(
+                    failure(invalid.id.as_ref(), &invalid.error).into(),
+                ));
+            }
         }
     }
     Plan::Work(turn.work(steps, true))
@@ -147,13 +151,20 @@ impl Turn<'_> {
     fn request(&self, id: Value, method: &str, params: Option<&Value>) -> Step {
         let result = match method {
             "ping" => Ok(Value::Object(serde_json::Map::new())),
-            "tools/list" => tools::list(self.server, self.session, self.caller.revision, params),
+            "tools/list" => {
+                return Step::Reply(
+                    match tools::list(self.server, self.session, self.caller.revision, params) {
+                        Ok(list) => list.reply(&id),
+                        Err(error) => failure(Some(&id), &error).into(),
+                    },
+                )
+            }
             "tools/call" => {
                 return match tools::plan(self.server, self.session, &self.caller, &id, params, None)
                 {
                     Ok(plan) => Step::Call(plan),
-                    Err(Ok(result)) => Step::Reply(success(&id, result)),
-                    Err(Err(error)) => Step::Reply(failure(Some(&id), &error)),
+                    Err(Ok(result)) => Step::Reply(success(&id, result).into()),
+                    Err(Err(error)) => Step::Reply(failure(Some(&id), &error).into()),
                 }
             }
             "logging/setLevel" => self.set_log_level(params),
@@ -162,10 +173,13 @@ impl Turn<'_> {
                 format!("method {other:?} is not offered by this server, which serves tools only"),
             )),
         };
-        Step::Reply(match result {
-            Ok(result) => success(&id, result),
-            Err(error) => failure(Some(&id), &error),
-        })
+        Step::Reply(
+            match result {
+                Ok(result) => success(&id, result),
+                Err(error) => failure(Some(&id), &error),
+            }
+            .into(),
+        )
     }
 
     /// `logging/setLevel`: from now on, log messages at `level` or above.

@@ -164,20 +164,31 @@ fn check(method: &str, params: Option<&Value>, headers: &Headers) -> Result<Call
 /// identity in `_meta`.
 pub(crate) fn complete(server: &Server, mut result: Value) -> Value {
     if let Value::Object(fields) = &mut result {
-        fields
-            .entry("resultType")
-            .or_insert_with(|| "complete".into());
-        let meta = fields
-            .entry("_meta")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(meta) = meta {
-            meta.insert(
-                META_SERVER.into(),
-                json!({"name": server.name, "version": server.version}),
-            );
-        }
+        complete_fields(server, fields);
     }
     result
+}
+
+/// [`complete`], on a result's fields.
+fn complete_fields(server: &Server, fields: &mut Map<String, Value>) {
+    fields
+        .entry("resultType")
+        .or_insert_with(|| "complete".into());
+    let meta = fields
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(meta) = meta {
+        meta.insert(
+            META_SERVER.into(),
+            json!({"name": server.name, "version": server.version}),
+        );
+    }
+}
+
+/// Adds the caching hints 2026-07-28 gives with every list.
+fn add_cache_hints(server: &Server, fields: &mut Map<String, Value>) {
+    fields.insert("ttlMs".into(), server.cache.ttl_ms.into());
+    fields.insert("cacheScope".into(), server.cache.scope.as_str().into());
 }
 
 /// The `server/discover` result.
@@ -245,7 +256,16 @@ pub(super) fn post(
             }
         }
         "server/discover" => Ok(discover(server)),
-        "tools/list" => tools::list(server, session, caller.revision, params.as_ref()),
+        "tools/list" => {
+            return match tools::list(server, session, caller.revision, params.as_ref()) {
+                Ok(mut list) => {
+                    add_cache_hints(server, &mut list.more);
+                    complete_fields(server, &mut list.more);
+                    Plan::Respond(HttpResponse::json_text(200, list.reply(&id).into_text()))
+                }
+                Err(error) => refuse(error),
+            }
+        }
         // A tools-only host has no prompts or resources, and says so with
         // empty lists: 2026-07-28 makes every list cacheable, and clients
         // (and the conformance suite) expect each list method to answer
@@ -265,13 +285,14 @@ pub(super) fn post(
     };
     let cacheable = matches!(
         method.as_str(),
-        "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list"
+        "prompts/list" | "resources/list" | "resources/templates/list"
     );
     match result {
         Ok(mut result) => {
-            if cacheable {
-                result["ttlMs"] = server.cache.ttl_ms.into();
-                result["cacheScope"] = server.cache.scope.as_str().into();
+            if let Value::Object(fields) = &mut result {
+                if cacheable {
+                    add_cache_hints(server, fields);
+                }
             }
             Plan::Respond(HttpResponse::json(
                 200,

@@ -169,11 +169,13 @@ fn initialize_opens_an_mcp_session_and_later_requests_find_it() {
     assert!(rig.session.find(&id).is_some());
     let work = worked(rig.in_session(&id, &json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})));
     assert_eq!(work.caller.revision, Revision::V2025_06_18);
-    assert!(matches!(&work.steps[..], [Step::Reply(reply)] if reply["result"] == json!({})));
+    assert!(
+        matches!(&work.steps[..], [Step::Reply(reply)] if reply.to_value()["result"] == json!({}))
+    );
     let response = finish(
         &rig.server,
         &work,
-        vec![StepResult::Reply(json!({"id": 1}))],
+        vec![StepResult::Reply(json!({"id": 1}).into())],
     );
     assert_eq!(response.status, 200);
 }
@@ -234,6 +236,7 @@ fn tools_list_is_answered_at_once_with_the_surface_s_tools() {
     let [Step::Reply(reply)] = &work.steps[..] else {
         panic!("{:?}", work.steps)
     };
+    let reply = reply.to_value();
     assert_eq!(reply["result"]["tools"][0]["name"], "add");
     let cursor = worked(rig.in_session(
         &id,
@@ -242,6 +245,7 @@ fn tools_list_is_answered_at_once_with_the_surface_s_tools() {
     let [Step::Reply(reply)] = &cursor.steps[..] else {
         panic!()
     };
+    let reply = reply.to_value();
     assert_eq!(reply["error"]["code"], INVALID_PARAMS);
 }
 
@@ -269,6 +273,7 @@ fn a_call_to_a_listed_tool_is_planned_and_an_unlisted_one_never_is() {
     let [Step::Reply(reply)] = &unknown.steps[..] else {
         panic!("{:?}", unknown.steps)
     };
+    let reply = reply.to_value();
     assert_eq!(reply["result"]["isError"], true);
     assert_eq!(rig.unknown_ghosts.load(Ordering::SeqCst), 1);
 }
@@ -281,6 +286,7 @@ fn arguments_that_break_the_schema_are_a_tool_error_and_no_call_is_planned() {
     let [Step::Reply(reply)] = &work.steps[..] else {
         panic!("{:?}", work.steps)
     };
+    let reply = reply.to_value();
     assert_eq!(reply["result"]["isError"], true);
     let text = reply["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("/a") && text.contains("b"), "{text}");
@@ -290,7 +296,9 @@ fn arguments_that_break_the_schema_are_a_tool_error_and_no_call_is_planned() {
         &json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
         "params": {"name": "add", "arguments": [1]}}),
     );
-    assert!(matches!(&bad_args[..], [Step::Reply(r)] if r["error"]["code"] == INVALID_PARAMS));
+    assert!(
+        matches!(&bad_args[..], [Step::Reply(r)] if r.to_value()["error"]["code"] == INVALID_PARAMS)
+    );
 }
 
 fn work_of(rig: &Rig, id: &str, message: &Value) -> Vec<Step> {
@@ -325,10 +333,10 @@ fn a_batch_is_planned_in_order_in_2025_03_26_and_refused_in_later_revisions() {
         &rig.server,
         &planned,
         vec![
-            StepResult::Reply(json!({"id": 1})),
+            StepResult::Reply(json!({"id": 1}).into()),
             StepResult::Cancelled,
             StepResult::Done,
-            StepResult::Reply(json!({"id": 3})),
+            StepResult::Reply(json!({"id": 3}).into()),
         ],
     );
     assert_eq!(body(&response), json!([{"id": 1}, {"id": 3}]));
@@ -423,7 +431,7 @@ fn set_level_changes_the_session_s_log_level_and_a_bad_level_names_the_choices()
         &id,
         &json!({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "warning"}}),
     );
-    assert!(matches!(&set[..], [Step::Reply(r)] if r["result"] == json!({})));
+    assert!(matches!(&set[..], [Step::Reply(r)] if r.to_value()["result"] == json!({})));
     assert_eq!(
         rig.session.find(&id).unwrap().log_level,
         Some(LogLevel::Warning)
@@ -436,6 +444,7 @@ fn set_level_changes_the_session_s_log_level_and_a_bad_level_names_the_choices()
     let [Step::Reply(reply)] = &bad[..] else {
         panic!()
     };
+    let reply = reply.to_value();
     assert!(reply["error"]["message"]
         .as_str()
         .unwrap()
@@ -445,7 +454,9 @@ fn set_level_changes_the_session_s_log_level_and_a_bad_level_names_the_choices()
         &id,
         &json!({"jsonrpc": "2.0", "id": 3, "method": "prompts/list"}),
     );
-    assert!(matches!(&unknown[..], [Step::Reply(r)] if r["error"]["code"] == METHOD_NOT_FOUND));
+    assert!(
+        matches!(&unknown[..], [Step::Reply(r)] if r.to_value()["error"]["code"] == METHOD_NOT_FOUND)
+    );
 }
 
 #[test]

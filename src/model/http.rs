@@ -69,12 +69,17 @@ pub(crate) struct HttpResponse {
 
 impl HttpResponse {
     pub(crate) fn json(status: u16, body: &Value) -> HttpResponse {
+        // Straight into bytes: `to_string` would go through `fmt`.
+        // Serializing a `Value` cannot fail (its keys are strings).
+        HttpResponse::json_text(status, serde_json::to_vec(body).unwrap_or_default())
+    }
+
+    /// A response whose body is JSON text written already.
+    pub(crate) fn json_text(status: u16, body: Vec<u8>) -> HttpResponse {
         HttpResponse {
             status,
             headers: vec![("Content-Type", "application/json".into())],
-            // Straight into bytes: `to_string` would go through `fmt`.
-            // Serializing a `Value` cannot fail (its keys are strings).
-            body: serde_json::to_vec(body).unwrap_or_default(),
+            body,
         }
     }
 

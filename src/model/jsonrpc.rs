@@ -3,6 +3,7 @@
 //! MCP ids are strings or integers, never null; a message whose id is
 //! anything else is an invalid request, answered without an id.
 
+use serde_core::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 /// Invalid JSON was received.
@@ -149,6 +150,100 @@ pub(crate) fn success(id: &Value, result: Value) -> Value {
     Value::Object(out)
 }
 
+/// A response to send: a tree, or its JSON text written already.
+///
+/// Most replies are small trees. A tool list is not: its tools are
+/// rendered once and kept (see `Tool::rendered`), so its reply is written
+/// straight to text around them ([`success_serialized`]) instead of being
+/// built as a tree of copies, serialized and dropped on every request.
+#[derive(Debug)]
+pub(crate) enum Reply {
+    Tree(Value),
+    /// JSON text, as `serde_json` wrote it.
+    Text(Vec<u8>),
+}
+
+impl From<Value> for Reply {
+    fn from(value: Value) -> Reply {
+        Reply::Tree(value)
+    }
+}
+
+impl Reply {
+    /// The reply's JSON text.
+    pub(crate) fn into_text(self) -> Vec<u8> {
+        match self {
+            // Writing a `Value` cannot fail: its keys are strings.
+            Reply::Tree(value) => serde_json::to_vec(&value).unwrap_or_default(),
+            Reply::Text(text) => text,
+        }
+    }
+
+    /// Appends the reply's JSON text to `out`.
+    fn write_to(&self, out: &mut Vec<u8>) {
+        match self {
+            Reply::Tree(value) => drop(serde_json::to_writer(&mut *out, value)),
+            Reply::Text(text) => out.extend_from_slice(text),
+        }
+    }
+
+    /// A batch's replies as one JSON array.
+    pub(crate) fn batch_text(replies: &[Reply]) -> Vec<u8> {
+        let mut out = vec![b'['];
+        for (n, reply) in replies.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            reply.write_to(&mut out);
+        }
+        out.push(b']');
+        out
+    }
+}
+
+#[cfg(test)]
+impl Reply {
+    /// The reply as a tree, to look into.
+    pub(crate) fn to_value(&self) -> Value {
+        match self {
+            Reply::Tree(value) => value.clone(),
+            Reply::Text(text) => serde_json::from_slice(text).unwrap(),
+        }
+    }
+}
+
+/// A successful response, written at once as text around `result` (which
+/// may splice in text rendered earlier, as
+/// [`RawValue`](serde_json::value::RawValue)s); `size` is about
+/// how long it will be. A result that cannot be serialized (a map with
+/// non-string keys) is answered with an internal error.
+pub(crate) fn success_serialized(id: &Value, result: &impl Serialize, size: usize) -> Reply {
+    struct Envelope<'a, R> {
+        id: &'a Value,
+        result: &'a R,
+    }
+    impl<R: Serialize> Serialize for Envelope<'_, R> {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            let mut map = serializer.serialize_map(Some(3))?;
+            map.serialize_entry("jsonrpc", "2.0")?;
+            map.serialize_entry("id", self.id)?;
+            map.serialize_entry("result", self.result)?;
+            map.end()
+        }
+    }
+    let mut text = Vec::with_capacity(size + 64);
+    match serde_json::to_writer(&mut text, &Envelope { id, result }) {
+        Ok(()) => Reply::Text(text),
+        Err(err) => Reply::Tree(failure(
+            Some(id),
+            &RpcError::new(
+                INTERNAL_ERROR,
+                format!("internal error: the result could not be serialized: {err}"),
+            ),
+        )),
+    }
+}
+
 /// An error response; `id` is left out when the request's id was unreadable.
 pub(crate) fn failure(id: Option<&Value>, error: &RpcError) -> Value {
     let mut body = Map::new();
@@ -209,6 +304,30 @@ mod tests {
         let err =
             classify(json!({"jsonrpc":"2.0","id":7,"method":"ping","params":[1]})).unwrap_err();
         assert_eq!((err.id, err.error.code), (Some(json!(7)), INVALID_PARAMS));
+    }
+
+    #[test]
+    fn a_serialized_success_reads_as_the_built_one() {
+        let result = json!({"tools": [{"name": "t"}], "resultType": "complete"});
+        let id = json!("a");
+        let serialized = success_serialized(&id, &result, 0);
+        assert!(matches!(serialized, Reply::Text(_)));
+        assert_eq!(serialized.to_value(), success(&id, result.clone()));
+        let tree = Reply::from(json!({"x": 1}));
+        let batch = Reply::batch_text(&[serialized, tree]);
+        let batch: Value = serde_json::from_slice(&batch).unwrap();
+        assert_eq!(batch, json!([success(&id, result), {"x": 1}]));
+        assert_eq!(Reply::batch_text(&[]), b"[]");
+    }
+
+    #[test]
+    fn a_result_that_cannot_be_serialized_is_an_internal_error() {
+        let mut keys = std::collections::BTreeMap::new();
+        keys.insert(vec![1u8], 1);
+        let reply = success_serialized(&json!(9), &keys, 0).to_value();
+        assert_eq!(reply["id"], 9);
+        assert_eq!(reply["error"]["code"], INTERNAL_ERROR);
+        assert!(reply.get("result").is_none());
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use super::arguments::{refusal_text, ArgumentType};
@@ -15,8 +16,10 @@ use crate::error::Error;
 use crate::schema::Schema;
 
 mod presentation;
+mod rendered;
 
 pub use presentation::{Icon, IconTheme, ToolAnnotations};
+use rendered::Renderings;
 
 /// The longest tool name accepted (MCP 2025-11-25 allows 1 to 128 characters).
 pub const MAX_TOOL_NAME_LEN: usize = 128;
@@ -72,6 +75,8 @@ struct ToolSpec {
     icons: Vec<Icon>,
     meta: Option<Map<String, Value>>,
     required_capabilities: Option<Map<String, Value>>,
+    /// The tool as `tools/list` sends it, per view, made on first use.
+    rendered: Renderings,
 }
 
 /// Compiles a tool schema, which must describe an object at its root: tool
@@ -107,14 +112,23 @@ impl Tool {
                 icons: Vec::new(),
                 meta: None,
                 required_capabilities: None,
+                rendered: Renderings::default(),
             }),
         }
+    }
+
+    /// The definition, to change: unshared first if it is shared, and
+    /// without the renderings of what it was.
+    fn edit(&mut self) -> &mut ToolSpec {
+        let spec = Arc::make_mut(&mut self.spec);
+        spec.rendered = Renderings::default();
+        spec
     }
 
     /// A human-friendly display name (sent from revision 2025-06-18 on).
     #[must_use]
     pub fn title(mut self, title: impl Into<String>) -> Tool {
-        Arc::make_mut(&mut self.spec).title = Some(title.into());
+        self.edit().title = Some(title.into());
         self
     }
 
@@ -126,7 +140,7 @@ impl Tool {
     /// [`Tool::schema_warnings`]. [`Schema`] says what is checked.
     #[must_use]
     pub fn input_schema(mut self, schema: Value) -> Tool {
-        let spec = Arc::make_mut(&mut self.spec);
+        let spec = self.edit();
         spec.input = compile_object_schema(&schema, "inputSchema");
         spec.header_params = header_params(&schema);
         spec.input_schema = schema;
@@ -140,14 +154,14 @@ impl Tool {
     #[must_use]
     pub fn output_schema(mut self, schema: Value) -> Tool {
         let compiled = compile_object_schema(&schema, "outputSchema");
-        Arc::make_mut(&mut self.spec).output_schema = Some((schema, compiled));
+        self.edit().output_schema = Some((schema, compiled));
         self
     }
 
     /// Hints about the tool's behaviour (sent from revision 2025-03-26 on).
     #[must_use]
     pub fn annotations(mut self, annotations: ToolAnnotations) -> Tool {
-        Arc::make_mut(&mut self.spec).annotations = Some(annotations);
+        self.edit().annotations = Some(annotations);
         self
     }
 
@@ -155,7 +169,7 @@ impl Tool {
     /// 2025-11-25 on).
     #[must_use]
     pub fn icon(mut self, icon: Icon) -> Tool {
-        Arc::make_mut(&mut self.spec).icons.push(icon);
+        self.edit().icons.push(icon);
         self
     }
 
@@ -164,7 +178,7 @@ impl Tool {
     /// `dev.mcp/` prefixes are reserved by MCP.
     #[must_use]
     pub fn meta(mut self, meta: Map<String, Value>) -> Tool {
-        Arc::make_mut(&mut self.spec).meta = Some(meta);
+        self.edit().meta = Some(meta);
         self
     }
 
@@ -174,14 +188,14 @@ impl Tool {
     /// (`MissingRequiredClientCapabilityError`) before the handler runs.
     #[must_use]
     pub fn requires_client_capabilities(mut self, capabilities: Map<String, Value>) -> Tool {
-        Arc::make_mut(&mut self.spec).required_capabilities = Some(capabilities);
+        self.edit().required_capabilities = Some(capabilities);
         self
     }
 
     /// Refuses calls whose arguments do not decode into `arguments`, as
     /// calls that break the input schema are (see [`Tool::check_arguments`]).
     pub(crate) fn decodes_into(mut self, arguments: ArgumentType) -> Tool {
-        Arc::make_mut(&mut self.spec).arguments = Some(arguments);
+        self.edit().arguments = Some(arguments);
         self
     }
 
@@ -190,14 +204,14 @@ impl Tool {
     /// be published.
     #[cfg(feature = "schemars")]
     pub(crate) fn refuse_input_schema(mut self, problem: String) -> Tool {
-        Arc::make_mut(&mut self.spec).input = Err(problem);
+        self.edit().input = Err(problem);
         self
     }
 
     /// As [`Tool::refuse_input_schema`], for the output schema.
     #[cfg(feature = "schemars")]
     pub(crate) fn refuse_output_schema(mut self, problem: String) -> Tool {
-        if let Some((_, compiled)) = &mut Arc::make_mut(&mut self.spec).output_schema {
+        if let Some((_, compiled)) = &mut self.edit().output_schema {
             *compiled = Err(problem);
         }
         self
@@ -234,10 +248,15 @@ impl Tool {
     pub fn validate(&self) -> Result<(), Error> {
         let spec = &*self.spec;
         let name = &spec.name;
-        let bad_char = name
-            .chars()
-            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')));
-        let problem = if name.is_empty() {
+        let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+        // The common case, a good name, in one pass over its bytes (all
+        // allowed characters are ASCII): this runs for every listed tool
+        // on every tools/list, and on every call.
+        let good_name = (1..=MAX_TOOL_NAME_LEN).contains(&name.len())
+            && name.bytes().all(|b| allowed(char::from(b)));
+        let problem = if good_name {
+            None
+        } else if name.is_empty() {
             Some("it is empty".to_owned())
         } else if name.chars().count() > MAX_TOOL_NAME_LEN {
             Some(format!(
@@ -245,7 +264,9 @@ impl Tool {
                 name.chars().count()
             ))
         } else {
-            bad_char.map(|c| format!("it contains {c:?}"))
+            name.chars()
+                .find(|&c| !allowed(c))
+                .map(|c| format!("it contains {c:?}"))
         };
         if let Some(problem) = problem {
             return Err(Error::InvalidToolName {
@@ -364,6 +385,13 @@ impl Tool {
         })
     }
 
+    /// The tool as `tools/list` sends it in the given revision, serialized:
+    /// made on first use and kept with the definition, which every clone
+    /// shares.
+    pub(crate) fn rendered(&self, revision: Revision) -> &RawValue {
+        self.spec.rendered.get(revision, || self.to_json(revision))
+    }
+
     /// The tool as `tools/list` shows it in the given revision: fields a
     /// revision does not know are left out for it.
     pub(crate) fn to_json(&self, revision: Revision) -> Value {
@@ -422,6 +450,52 @@ mod tests {
             .validate()
             .unwrap_err();
         assert!(err.to_string().contains("\"type\": \"object\""), "{err}");
+    }
+
+    /// A tool with every field some revision leaves out.
+    fn full_tool() -> Tool {
+        let mut meta = Map::new();
+        meta.insert("k".into(), json!(1));
+        Tool::new("full", "d")
+            .title("T")
+            .output_schema(json!({"type": "object"}))
+            .annotations(ToolAnnotations::new().read_only(true))
+            .icon(Icon::new("https://example.com/i.png"))
+            .meta(meta)
+    }
+
+    #[test]
+    fn revisions_share_a_rendering_exactly_when_they_show_a_tool_alike() {
+        let tool = full_tool();
+        for a in Revision::ALL {
+            assert_eq!(
+                serde_json::from_str::<Value>(tool.rendered(a).get()).unwrap(),
+                tool.to_json(a),
+                "{a}"
+            );
+            for b in Revision::ALL {
+                let alike = tool.to_json(a) == tool.to_json(b);
+                assert_eq!(rendered::view(a) == rendered::view(b), alike, "{a} {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_changed_tool_renders_afresh_and_its_original_keeps_its_rendering() {
+        let revision = Revision::V2025_11_25;
+        let original = Tool::new("t", "before");
+        assert!(original.rendered(revision).get().contains("before"));
+        let changed = original.clone().title("after");
+        assert!(changed.rendered(revision).get().contains("after"));
+        assert!(!original.rendered(revision).get().contains("after"));
+        // Unshared, the definition is changed in place: its rendering too.
+        let alone = Tool::new("t", "d");
+        assert!(!alone.rendered(revision).get().contains("title"));
+        let alone = alone.title("now");
+        assert!(alone.rendered(revision).get().contains("now"));
+        let renamed = alone.input_schema(json!({"type": "object", "properties": {"x": {}}}));
+        assert!(renamed.rendered(revision).get().contains(r#""x""#));
+        assert_eq!(renamed, renamed.clone().title("now"));
     }
 
     #[test]

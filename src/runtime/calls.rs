@@ -107,24 +107,30 @@ impl Admitted {
         if self.ticket.cancel.by_client() {
             return StepResult::Cancelled;
         }
-        StepResult::Reply(mcp::not_run_reply(
-            &runtime.server,
-            job.work.caller.revision,
-            &self.ctx.request_id,
-            &reason,
-        ))
+        StepResult::Reply(
+            mcp::not_run_reply(
+                &runtime.server,
+                job.work.caller.revision,
+                &self.ctx.request_id,
+                &reason,
+            )
+            .into(),
+        )
     }
 }
 
 /// The answer to a call of a request whose earlier call was cancelled while
 /// it waited: it is not run either.
 pub(super) fn not_run(runtime: &Runtime, job: &Job, plan: &CallPlan) -> StepResult {
-    StepResult::Reply(mcp::not_run_reply(
-        &runtime.server,
-        job.work.caller.revision,
-        &plan.request_id,
-        "an earlier call of the same request was cancelled before it started",
-    ))
+    StepResult::Reply(
+        mcp::not_run_reply(
+            &runtime.server,
+            job.work.caller.revision,
+            &plan.request_id,
+            "an earlier call of the same request was cancelled before it started",
+        )
+        .into(),
+    )
 }
 
 /// What runs beside a call on the timer thread; ended when the call is.
@@ -268,15 +274,12 @@ impl Runtime {
         if let Some(round) = ctx.into_round().filter(|round| !round.needed.is_empty()) {
             let bound = fingerprint(&entry.binding, tool.name(), &arguments);
             let state = self.states.sign(&bound, &round.used);
-            return StepResult::Reply(mcp::input_required(
-                &self.server,
-                &request_id,
-                round.needed,
-                state,
-            ));
+            return StepResult::Reply(
+                mcp::input_required(&self.server, &request_id, round.needed, state).into(),
+            );
         }
         let caller = &job.work.caller;
-        StepResult::Reply(mcp::call_reply(&self.server, caller, &request_id, &outcome))
+        StepResult::Reply(mcp::call_reply(&self.server, caller, &request_id, &outcome).into())
     }
 
     /// Starts what runs beside a call: at the deadline (when the host sets
