@@ -3,14 +3,14 @@
 # SDK's MCPServer over Streamable HTTP (mcp==2.3.0, pinned like the client
 # interop runs), in both eras.
 #
-#   bash tests/interop/python_server/run.sh
+#   bash harness/interop/python_server/run.sh
 #
-# Installs the pinned SDK into tests/interop/.venv (th_setup_python), starts
+# Installs the pinned SDK into harness/interop/.venv (th_setup_python), starts
 # server.py (its first stdout line is {"url", "authorization"}), and runs the
 # ignored `python_sdk_server_*` tests of tests/client.rs against it with
 # TH_PY_URL and TH_PY_AUTH set. Builds the test binary itself (cargo test).
 # Exit status: the tests' (2 when setup or the server start failed).
-# Logs: tests/interop/out/python-sdk-server.std{out,err}.
+# Logs: harness/interop/out/python-sdk-server.std{out,err}.
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -3,7 +3,7 @@
 //! (see CONFORMANCE.md in the shared folder, and the suite's scenario
 //! sources).
 //!
-//! The suite's runner cannot send an `Authorization` header, so this example
+//! The suite's runner cannot send an `Authorization` header, so this program
 //! enables capability URLs and prints the session's `/cap/<token>/mcp` URL.
 //! Its first stdout line is `{"url", "authorization"}`; it serves until stdin
 //! closes or Ctrl-C.

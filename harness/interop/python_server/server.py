@@ -1,7 +1,7 @@
 """The official MCP Python SDK server (mcp==2.3.0, MCPServer over Streamable HTTP) for
 toolhost's client interop test.
 
-Usage: server.py   (run with tests/interop/.venv/bin/python; see run.sh)
+Usage: server.py   (run with harness/interop/.venv/bin/python; see run.sh)
 
 Binds 127.0.0.1 on a free port and prints one JSON line first:
 `{"url": "http://127.0.0.1:PORT/mcp", "authorization": "Bearer <random>"}`. Every request

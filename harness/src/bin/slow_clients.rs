@@ -23,10 +23,10 @@
 //! in the same run, to show that they cannot be told apart.
 //!
 //! ```text
-//! cargo run --release --example slow_clients [-- --idle 500 --slow 50 --calls 2000 --refusals 20000]
+//! cargo run --release --bin slow_clients [-- --idle 500 --slow 50 --calls 2000 --refusals 20000]
 //! ```
 
-#[path = "../tests/support/wire.rs"]
+#[path = "../../tests/support/wire.rs"]
 mod wire;
 
 use std::error::Error;
@@ -71,7 +71,7 @@ fn options() -> Result<Options> {
             "--slow" => options.slow = value,
             "--calls" => options.calls = value,
             "--refusals" => options.refusals = value,
-            other => return Err(format!("unknown option {other}; see the example's docs").into()),
+            other => return Err(format!("unknown option {other}; see the program's docs").into()),
         }
     }
     Ok(options)

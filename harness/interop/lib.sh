@@ -3,18 +3,20 @@
 #
 # Every function works from the repository root found relative to this file,
 # so a runner may be started from any directory. Nothing here builds Rust code:
-# the examples must already be built (`cargo build --examples`).
+# the programs must already be built (`cargo build --examples --bins`).
 #
-#   th_start_example NAME   start target/debug/examples/NAME with stdin held open,
+#   th_start_example NAME   start the built program NAME (target/debug/examples/NAME,
+#                           an example of toolhost, or target/debug/NAME, a
+#                           harness program) with stdin held open,
 #                           read its first stdout line (a JSON object) and export
 #                           TH_URL, TH_AUTH, TH_PID (and TH_FIRST_LINE)
 #   th_stop_example         close that stdin, wait for the exit; SIGTERM, then
 #                           SIGKILL if it lingers
-#   th_setup_python         tests/interop/.venv with python/requirements.txt
+#   th_setup_python         harness/interop/.venv with python/requirements.txt
 #                           under python/constraints.txt
-#   th_setup_ts             npm ci in tests/interop/ts
+#   th_setup_ts             npm ci in harness/interop/ts
 #   th_setup_node22         Node 22 from the npm registry's per-platform package
-#                           into tests/interop/.node; exports NODE22
+#                           into harness/interop/.node; exports NODE22
 #
 # Call th_start_example directly, never in `$(...)` or a pipeline: it exports
 # variables and keeps a file descriptor open in the calling shell.
@@ -28,7 +30,7 @@
 #   CARGO_TARGET_DIR honoured when locating the built example
 
 TH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-TH_INTEROP="$TH_ROOT/tests/interop"
+TH_INTEROP="$TH_ROOT/harness/interop"
 TH_OUT="${TH_OUT:-$TH_INTEROP/out}"
 TH_NODE22_DEFAULT_VERSION="22.23.5"
 
@@ -59,8 +61,9 @@ th_start_example() {
     local target="${CARGO_TARGET_DIR:-$TH_ROOT/target}"
     case "$target" in /*) ;; *) target="$TH_ROOT/$target" ;; esac
     local bin="$target/debug/examples/$name"
+    [ -x "$bin" ] || bin="$target/debug/$name"
     if [ -z "${TH_EXAMPLE_CMD:-}" ] && [ ! -x "$bin" ]; then
-        th_log "example '$name' is not built: $bin missing (run: cargo build --examples)"
+        th_log "program '$name' is not built: neither $target/debug/examples/$name nor $bin (run: cargo build --examples --bins)"
         return 1
     fi
     if [ -n "${TH_PID:-}" ]; then
@@ -185,7 +188,7 @@ th_setup_ts() {
 }
 
 # The layout (.node/bin/node + LICENSE), version and integrity pin match
-# tests/interop/conformance/setup.sh, which calls this function when present:
+# harness/interop/conformance/setup.sh, which calls this function when present:
 # both must install the same Node into the same place.
 th_setup_node22() {
     local version="${TH_NODE22_VERSION:-$TH_NODE22_DEFAULT_VERSION}"

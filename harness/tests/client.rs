@@ -2,7 +2,6 @@
 //! a scripted server for what the host does not do (pages, event streams,
 //! fallbacks), checking every request the client writes against the
 //! official schemas.
-#![cfg(feature = "client")]
 
 mod support;
 
@@ -1852,15 +1851,15 @@ fn a_refused_or_unhandled_stateful_question_is_answered_with_a_json_rpc_error() 
 
 // --- the official Python SDK's server ----------------------------------------
 //
-// Run by `bash tests/interop/python_server/run.sh`, which starts
-// tests/interop/python_server/server.py (mcp==2.3.0) and exports its URL and
+// Run by `bash harness/interop/python_server/run.sh`, which starts
+// harness/interop/python_server/server.py (mcp==2.3.0) and exports its URL and
 // authorization; ignored in a plain `cargo test`.
 
 /// The Python server's URL and authorization from the runner.
 fn python_server() -> (String, String) {
     let var = |name: &str| {
         std::env::var(name).unwrap_or_else(|_| {
-            panic!("{name} is unset: run these through bash tests/interop/python_server/run.sh")
+            panic!("{name} is unset: run these through bash harness/interop/python_server/run.sh")
         })
     };
     (var("TH_PY_URL"), var("TH_PY_AUTH"))
@@ -1877,7 +1876,7 @@ fn python_client(era: Era) -> Client {
 }
 
 #[test]
-#[ignore = "needs the Python SDK server: bash tests/interop/python_server/run.sh"]
+#[ignore = "needs the Python SDK server: bash harness/interop/python_server/run.sh"]
 fn python_sdk_server_lists_and_calls_in_both_eras() {
     for era in ERAS {
         let mut client = python_client(era);
@@ -1939,7 +1938,7 @@ fn python_sdk_server_lists_and_calls_in_both_eras() {
 }
 
 #[test]
-#[ignore = "needs the Python SDK server: bash tests/interop/python_server/run.sh"]
+#[ignore = "needs the Python SDK server: bash harness/interop/python_server/run.sh"]
 fn python_sdk_server_closes_a_stream_mid_call_and_the_client_resumes_it() {
     let mut client = python_client(Era::Stateful);
     assert_eq!(client.revision(), Revision::V2025_11_25);
@@ -1959,7 +1958,7 @@ fn python_sdk_server_closes_a_stream_mid_call_and_the_client_resumes_it() {
 }
 
 #[test]
-#[ignore = "needs the Python SDK server: bash tests/interop/python_server/run.sh"]
+#[ignore = "needs the Python SDK server: bash harness/interop/python_server/run.sh"]
 fn python_sdk_server_settles_auto_on_the_stateless_era() {
     let mut client = python_client(Era::Auto);
     assert_eq!(client.era(), Era::Stateless);
@@ -1974,7 +1973,7 @@ fn python_sdk_server_settles_auto_on_the_stateless_era() {
 }
 
 #[test]
-#[ignore = "needs the Python SDK server: bash tests/interop/python_server/run.sh"]
+#[ignore = "needs the Python SDK server: bash harness/interop/python_server/run.sh"]
 fn python_sdk_server_refuses_a_wrong_bearer_with_its_challenge() {
     let (url, _) = python_server();
     for era in [Era::Stateful, Era::Stateless, Era::Auto] {

@@ -11,7 +11,9 @@ use serde_json::Value;
 fn schema_dir() -> PathBuf {
     std::env::var_os("TOOLHOST_MCP_SCHEMA_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/mcp-schema"))
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/mcp-schema")
+        })
 }
 
 fn load(revision: &str) -> Value {

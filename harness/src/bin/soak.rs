@@ -23,10 +23,10 @@
 //!   finished; every 401 a client saw is an `AuthRefused` event.
 //!
 //! ```text
-//! cargo run --release --example soak [-- --seconds 60]
+//! cargo run --release --bin soak [-- --seconds 60]
 //! ```
 
-#[path = "../tests/support/wire.rs"]
+#[path = "../../tests/support/wire.rs"]
 mod wire;
 
 use std::error::Error;

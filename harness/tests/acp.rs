@@ -11,7 +11,7 @@
 //! cargo run from inside a test.
 
 #[allow(dead_code, reason = "the example's own main is not called here")]
-#[path = "../examples/acp_turn.rs"]
+#[path = "../../examples/acp_turn.rs"]
 mod acp_turn;
 #[path = "acp/standin.rs"]
 mod standin;
