@@ -10,14 +10,12 @@
 //! cargo bench --bench schema
 //! ```
 
-#[path = "../tests/support/wire.rs"]
-mod wire;
-
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use toolhost::{HostConfig, Schema, StaticSurface, Tool, ToolHost, ToolOutcome};
+use toolhost_tests::Conn;
 
 /// How long each measurement runs.
 const RUN: Duration = Duration::from_millis(1500);
@@ -97,7 +95,7 @@ fn round_trip() -> Result<f64, Box<dyn std::error::Error>> {
     let surface = StaticSurface::new().tool(tool, |_, _| ToolOutcome::text("created"))?;
     let session = host.open_session(surface);
     let authorization = session.authorization();
-    let mut conn = wire::Conn::open(host.local_addr())?;
+    let mut conn = Conn::open(host.local_addr())?;
     let mut headers = vec![
         ("Authorization", authorization.as_str()),
         ("Content-Type", "application/json"),

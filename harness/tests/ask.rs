@@ -1,19 +1,16 @@
 //! Tools that ask back: a blocking handler asks the user (elicitation), the
 //! model (sampling) or the client (roots) and gets the answer, in both eras.
 
-mod support;
-
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use support::events::{Events, Item};
-use support::{schema, Conn, McpClient};
 use toolhost::{
     AskError, Elicitation, HostConfig, InputRequest, StaticSurface, Tool, ToolHost, ToolOutcome,
     ToolSession,
 };
+use toolhost_tests::{schema, Conn, EventStream, Item, McpClient};
 
 fn name_form() -> Value {
     json!({"type": "object", "properties": {"name": {"type": "string", "minLength": 1}}, "required": ["name"]})
@@ -69,9 +66,14 @@ fn stateful(host: &ToolHost, session: &ToolSession, capabilities: Value) -> McpC
 }
 
 /// Starts `tool` on a raw connection and returns its event stream.
-fn start_call(host: &ToolHost, session: &ToolSession, client: &McpClient, tool: &str) -> Events {
+fn start_call(
+    host: &ToolHost,
+    session: &ToolSession,
+    client: &McpClient,
+    tool: &str,
+) -> EventStream {
     let body = json!({"jsonrpc": "2.0", "id": 50, "method": "tools/call", "params": {"name": tool, "arguments": {}}}).to_string();
-    Events::open(
+    EventStream::open(
         host.local_addr(),
         &format!(
             "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nMcp-Session-Id: {}\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
@@ -130,7 +132,7 @@ fn an_elicitation_goes_out_on_the_call_stream_and_the_posted_answer_wakes_the_ha
     let last = events.next_message().expect("the call's result");
     assert_eq!(last["id"], 50);
     assert_eq!(last["result"]["content"][0]["text"], "Hello, Ada!");
-    assert_eq!(events.next(), Item::End);
+    assert_eq!(events.next_item(), Item::End);
     assert!(matches!(seen.recv().unwrap(), Ok(Elicitation::Accept(_))));
 }
 
@@ -249,7 +251,7 @@ fn stateless_call(
     params: Value,
     capabilities: Value,
 ) -> (u16, Value) {
-    let reply = support::stateless_post(
+    let reply = toolhost_tests::stateless_post(
         conn,
         &session.authorization(),
         9,

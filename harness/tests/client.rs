@@ -3,8 +3,6 @@
 //! fallbacks), checking every request the client writes against the
 //! official schemas.
 
-mod support;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,7 +11,6 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
-use support::{schema, Conn, JSON_HEADERS};
 use toolhost::client::{
     CallOptions, CancelHandle, Client, ClientError, ContentBlock, Era, Refusal, ToolResult,
 };
@@ -21,6 +18,7 @@ use toolhost::{
     AskError, Content, Elicitation, HostConfig, InputRequest, Revision, StaticSurface, Tool,
     ToolHost, ToolOutcome,
 };
+use toolhost_tests::{schema, Conn, JSON_HEADERS};
 
 const ERAS: [Era; 2] = [Era::Stateful, Era::Stateless];
 

@@ -1,17 +1,15 @@
 //! The core promises, over real HTTP against a really bound host.
 
-mod support;
-
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
-use support::{schema, Conn, McpClient, JSON_HEADERS};
 use toolhost::{
     surface_fn, AuthRefusal, CallResult, Event, HostConfig, Revision, StaticSurface, Tool,
     ToolHost, ToolOutcome,
 };
+use toolhost_tests::{schema, Conn, McpClient, JSON_HEADERS};
 
 const REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 

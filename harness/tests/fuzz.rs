@@ -22,8 +22,6 @@
 //! seed, and `TOOLHOST_FUZZ_CASE=I` replays one case of a seed. A failure
 //! prints all three.
 
-mod support;
-
 use std::io::{self, BufRead, BufReader, ErrorKind, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -32,8 +30,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::{Conn, McpClient, JSON_HEADERS};
 use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession};
+use toolhost_tests::{Conn, McpClient, JSON_HEADERS};
 
 /// Every status the host (or tiny_http in front of it) may answer with.
 const STATUSES: [u16; 13] = [

@@ -1,8 +1,6 @@
 //! Refusals that must cost the host nothing: bodies that never arrive and
 //! absurd lengths, answered without pinning a worker or ending the process.
 
-mod support;
-
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -10,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use support::McpClient;
 use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
+use toolhost_tests::McpClient;
 
 fn echo_host(workers: usize) -> (ToolHost, toolhost::ToolSession, Arc<AtomicUsize>) {
     let host = ToolHost::bind(HostConfig::default().workers(workers)).unwrap();
@@ -117,7 +115,7 @@ fn a_chunked_body_is_read_and_bounded() {
 }
 
 fn post_with(host: &ToolHost, headers: &[(&str, &str)]) -> u16 {
-    let mut conn = support::Conn::open(host.local_addr()).unwrap();
+    let mut conn = toolhost_tests::Conn::open(host.local_addr()).unwrap();
     let body = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#;
     conn.request("POST", "/mcp", headers, body).unwrap().status
 }

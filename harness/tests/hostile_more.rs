@@ -7,8 +7,6 @@
 //!
 //! Every rule of issue 7 not already covered by `hostile.rs` and `core.rs`.
 
-mod support;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -17,10 +15,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::{schema, Conn, McpClient, Reply, JSON_HEADERS, STATELESS};
 use toolhost::{
     surface_fn, Event, HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession,
 };
+use toolhost_tests::{schema, Conn, McpClient, Reply, JSON_HEADERS, STATELESS};
 
 /// A 2026-07-28 request body: `params` with the `_meta` the revision needs.
 fn stateless_body(id: i64, method: &str, mut params: Value) -> Vec<u8> {
@@ -35,7 +33,7 @@ fn stateless_body(id: i64, method: &str, mut params: Value) -> Vec<u8> {
 
 /// POSTs a 2026-07-28 request with every header the revision requires.
 fn stateless_post(conn: &mut Conn, auth: &str, id: i64, method: &str, params: Value) -> Reply {
-    support::stateless_post(conn, auth, id, method, params, json!({}))
+    toolhost_tests::stateless_post(conn, auth, id, method, params, json!({}))
 }
 
 /// A host whose one session counts the calls that reach its `echo`.

@@ -3,17 +3,16 @@
 //! running; the client picks up what it missed with `GET` + `Last-Event-ID`,
 //! on a fresh connection, and nothing else is disturbed.
 
-mod support;
-
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::events::{Events, Item};
-use support::{schema, sse_events, stateless_post, Conn, McpClient, Reply};
 use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession};
+use toolhost_tests::{
+    schema, sse_events, stateless_post, Conn, EventStream, Item, McpClient, Reply,
+};
 
 /// How many 64 KiB progress messages `flood` sends: far more than the
 /// socket buffers of both ends hold.
@@ -139,7 +138,7 @@ impl Rig {
     }
 
     /// Opens a `tools/call` on a raw connection, returning its stream.
-    fn call(&self, client: &McpClient, id: i64, tool: &str, arguments: Value) -> Events {
+    fn call(&self, client: &McpClient, id: i64, tool: &str, arguments: Value) -> EventStream {
         let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": tool, "arguments": arguments,
                        "_meta": {"progressToken": format!("p{id}")}}})
@@ -152,12 +151,12 @@ impl Rig {
             client.revision,
             body.len()
         );
-        Events::open(self.host.local_addr(), &request)
+        EventStream::open(self.host.local_addr(), &request)
     }
 
     /// Opens a 2026-07-28 `tools/call` (with a progress token) on a raw
     /// connection, returning its stream.
-    fn call_stateless(&self, id: i64, tool: &str) -> Events {
+    fn call_stateless(&self, id: i64, tool: &str) -> EventStream {
         let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": tool, "arguments": {}, "_meta": {
                 "progressToken": format!("p{id}"),
@@ -170,12 +169,12 @@ impl Rig {
             self.session.authorization(),
             body.len()
         );
-        Events::open(self.host.local_addr(), &request)
+        EventStream::open(self.host.local_addr(), &request)
     }
 
     /// Resumes a stream after `last_event_id` on a fresh connection.
-    fn resume(&self, client: &McpClient, last_event_id: &str) -> Events {
-        Events::open(
+    fn resume(&self, client: &McpClient, last_event_id: &str) -> EventStream {
+        EventStream::open(
             self.host.local_addr(),
             &self.get_request(client, last_event_id),
         )
@@ -193,10 +192,10 @@ impl Rig {
 }
 
 /// Reads messages until the stream ends, checking each against the schema.
-fn drain(events: &mut Events, revision: &str) -> Vec<Value> {
+fn drain(events: &mut EventStream, revision: &str) -> Vec<Value> {
     let mut messages = Vec::new();
     loop {
-        match events.next() {
+        match events.next_item() {
             Item::Message(message) => {
                 let definition = if message.get("method").is_some() {
                     "ProgressNotification"
@@ -363,7 +362,7 @@ fn a_resume_while_the_host_still_writes_to_the_old_connection_takes_the_stream_o
     let mut resumed = rig.resume(&client, &last);
     assert_eq!(resumed.next_message().unwrap()["params"]["progress"], 2.0);
     // The old one was ended, the new one carries the call to its end.
-    while let Item::Message(_) | Item::Comment = posted.next() {}
+    while let Item::Message(_) | Item::Comment = posted.next_item() {}
     rig.release.send(()).unwrap();
     let rest = drain(&mut resumed, "2025-11-25");
     assert_result(rest.last().unwrap(), 8, "ticked", "2025-11-25");
@@ -482,7 +481,7 @@ fn close_stream_is_refused_where_no_resume_is_possible() {
     );
     assert_eq!(rig.next_seen(), Seen::Closed(false));
     assert!(sse_events(&reply.body).iter().all(|e| e.id.is_none()));
-    assert_eq!(support::sse_messages(&reply.body).len(), 4);
+    assert_eq!(toolhost_tests::sse_messages(&reply.body).len(), 4);
 }
 
 #[test]
@@ -526,7 +525,7 @@ fn a_client_that_stops_reading_is_given_up_on_after_the_write_timeout_and_can_re
     let client = rig.client("2025-11-25");
     let mut posted = rig.call(&client, 15, "flood", json!({}));
     // Only the priming event is read; then the client stops reading.
-    assert_eq!(posted.next(), Item::Comment);
+    assert_eq!(posted.next_item(), Item::Comment);
     let primed = posted.last_event_id.clone().unwrap();
     // The handler is not stuck in a write: it finishes, and since the
     // stream is resumable, it is not cancelled either.

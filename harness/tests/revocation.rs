@@ -10,16 +10,14 @@
 //! request whose number is above the drop's was sent after it, and must get
 //! 401.
 
-mod support;
-
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
-use support::{Conn, McpClient, JSON_HEADERS};
 use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
+use toolhost_tests::{Conn, McpClient, JSON_HEADERS};
 
 const ROUNDS: usize = 50;
 const CALLERS: usize = 6;

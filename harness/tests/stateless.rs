@@ -1,14 +1,12 @@
 //! The stateless revision 2026-07-28 on the same endpoint as the stateful
 //! ones: no `initialize`, everything per request.
 
-mod support;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
-use support::{schema, Conn, McpClient, Reply, JSON_HEADERS};
 use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession};
+use toolhost_tests::{schema, Conn, McpClient, Reply, JSON_HEADERS};
 
 const REV: &str = "2026-07-28";
 

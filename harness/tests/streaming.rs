@@ -2,8 +2,6 @@
 //! stream, cancellation from every direction, and a protocol that stays
 //! responsive while handlers run.
 
-mod support;
-
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,8 +11,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::{schema, sse_messages, McpClient, Reply};
 use toolhost::{HostConfig, LogLevel, StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession};
+use toolhost_tests::{schema, sse_messages, McpClient, Reply};
 
 /// Waits (bounded) until `done` holds; the bound only keeps a broken build
 /// from hanging, it is not a timing assertion.
@@ -181,8 +179,8 @@ fn log_messages_follow_set_level_in_the_stateful_era() {
 fn log_messages_follow_the_request_log_level_in_the_stateless_era() {
     let rig = rig(HostConfig::default());
     let auth = rig.session.authorization();
-    let mut conn = support::Conn::open(rig.host.local_addr()).unwrap();
-    let send = |conn: &mut support::Conn, level: Option<&str>| {
+    let mut conn = toolhost_tests::Conn::open(rig.host.local_addr()).unwrap();
+    let send = |conn: &mut toolhost_tests::Conn, level: Option<&str>| {
         let mut meta = json!({
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
             "io.modelcontextprotocol/clientCapabilities": {},
@@ -190,7 +188,7 @@ fn log_messages_follow_the_request_log_level_in_the_stateless_era() {
         if let Some(level) = level {
             meta["io.modelcontextprotocol/logLevel"] = json!(level);
         }
-        let mut headers = support::JSON_HEADERS.to_vec();
+        let mut headers = toolhost_tests::JSON_HEADERS.to_vec();
         headers.extend([
             ("Authorization", auth.as_str()),
             ("MCP-Protocol-Version", "2026-07-28"),

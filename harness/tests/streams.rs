@@ -3,19 +3,16 @@
 //! idle connections alive, end with their session, and never take workers
 //! away from ordinary calls.
 
-mod support;
-
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use support::events::{Events, Item};
-use support::{schema, McpClient};
 use toolhost::{surface_fn, HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession};
+use toolhost_tests::{schema, EventStream, Item, McpClient};
 
-fn get_stream(host: &ToolHost, session: &ToolSession, mcp_session: &str) -> Events {
-    Events::open(
+fn get_stream(host: &ToolHost, session: &ToolSession, mcp_session: &str) -> EventStream {
+    EventStream::open(
         host.local_addr(),
         &format!(
             "GET /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nMcp-Session-Id: {mcp_session}\r\nAccept: text/event-stream\r\n\r\n",
@@ -25,13 +22,13 @@ fn get_stream(host: &ToolHost, session: &ToolSession, mcp_session: &str) -> Even
     )
 }
 
-fn listen(host: &ToolHost, session: &ToolSession, id: i64, notifications: Value) -> Events {
+fn listen(host: &ToolHost, session: &ToolSession, id: i64, notifications: Value) -> EventStream {
     let body = json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": {
         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                   "io.modelcontextprotocol/clientCapabilities": {}},
         "notifications": notifications}})
     .to_string();
-    Events::open(
+    EventStream::open(
         host.local_addr(),
         &format!(
             "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\nContent-Length: {}\r\n\r\n{body}",
@@ -120,8 +117,8 @@ fn a_listener_that_did_not_ask_for_tool_changes_gets_none() {
     );
     session.notify_tools_changed();
     // Two keep-alive beats pass with nothing but comments.
-    assert_eq!(events.next(), Item::Comment);
-    assert_eq!(events.next(), Item::Comment);
+    assert_eq!(events.next_item(), Item::Comment);
+    assert_eq!(events.next_item(), Item::Comment);
 }
 
 #[test]
@@ -131,7 +128,7 @@ fn idle_streams_get_keep_alive_comments() {
     client.initialize("2025-11-25");
     let mut events = get_stream(&host, &session, client.session_id.as_deref().unwrap());
     for _ in 0..3 {
-        assert_eq!(events.next(), Item::Comment);
+        assert_eq!(events.next_item(), Item::Comment);
     }
 }
 
@@ -144,13 +141,13 @@ fn dropping_the_session_ends_its_streams_cleanly() {
     let mut listener = listen(&host, &session, 9, json!({"toolsListChanged": true}));
     listener.next_message().unwrap();
     drop(session);
-    assert_eq!(standalone.next(), Item::End);
+    assert_eq!(standalone.next_item(), Item::End);
     let last = listener
         .next_message()
         .expect("the listen request is answered");
     assert_eq!(last["id"], 9);
     assert_eq!(last["result"]["resultType"], "complete");
-    assert_eq!(listener.next(), Item::End);
+    assert_eq!(listener.next_item(), Item::End);
 }
 
 #[test]
@@ -160,7 +157,7 @@ fn shutdown_ends_open_streams() {
     listener.next_message().unwrap();
     host.shutdown();
     assert!(listener.next_message().is_some_and(|m| m["id"] == 1));
-    assert_eq!(listener.next(), Item::End);
+    assert_eq!(listener.next_item(), Item::End);
 }
 
 #[test]
@@ -168,7 +165,7 @@ fn eight_open_streams_with_four_workers_leave_every_worker_to_calls() {
     let (host, session, _) = toggled_host(Duration::from_secs(60));
     let mut client = McpClient::for_session(&host, &session);
     client.initialize("2025-11-25");
-    let mut streams: Vec<Events> = (0..4)
+    let mut streams: Vec<EventStream> = (0..4)
         .map(|_| get_stream(&host, &session, client.session_id.as_deref().unwrap()))
         .collect();
     for id in 0..4 {

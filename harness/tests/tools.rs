@@ -2,17 +2,15 @@
 //! over real HTTP, every message checked against that revision's schema;
 //! and calls refused for their arguments before any handler runs.
 
-mod support;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Map, Value};
-use support::{schema, stateless_post, Conn, McpClient, STATELESS};
 use toolhost::{
     CallResult, Content, Event, HostConfig, Icon, IconTheme, Role, StaticSurface, Tool,
     ToolAnnotations, ToolHost, ToolOutcome, ToolSession,
 };
+use toolhost_tests::{schema, stateless_post, Conn, McpClient, STATELESS};
 
 const STATEFUL: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 /// One request in the stateless revision, its result checked against

@@ -26,9 +26,6 @@
 //! cargo run --release --bin slow_clients [-- --idle 500 --slow 50 --calls 2000 --refusals 20000]
 //! ```
 
-#[path = "../../tests/support/wire.rs"]
-mod wire;
-
 use std::error::Error;
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -39,7 +36,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
-use wire::Conn;
+use toolhost_tests::Conn;
 
 type Result<T> = std::result::Result<T, Box<dyn Error>>;
 

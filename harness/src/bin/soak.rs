@@ -26,9 +26,6 @@
 //! cargo run --release --bin soak [-- --seconds 60]
 //! ```
 
-#[path = "../../tests/support/wire.rs"]
-mod wire;
-
 use std::error::Error;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -41,7 +38,7 @@ use serde_json::{json, Value};
 use toolhost::{
     CallResult, Event, HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession,
 };
-use wire::Conn;
+use toolhost_tests::{Conn, Reply};
 
 type Result<T> = std::result::Result<T, Box<dyn Error + Send + Sync>>;
 
@@ -209,7 +206,7 @@ impl Client {
     }
 
     /// POSTs `body` with the headers of `method` (and `tool`).
-    fn post(&mut self, method: &str, tool: &str, body: &[u8]) -> Result<wire::Reply> {
+    fn post(&mut self, method: &str, tool: &str, body: &[u8]) -> Result<Reply> {
         let owned = self.headers(method, tool);
         let headers: Vec<(&str, &str)> = owned
             .iter()

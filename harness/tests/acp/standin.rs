@@ -31,8 +31,7 @@ use std::thread;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-
-use crate::wire::Conn;
+use toolhost_tests::Conn;
 
 /// The string a stand-in passes to `echo`.
 pub const ECHO_TEXT: &str = "hello from the stand-in";

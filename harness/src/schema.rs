@@ -1,6 +1,5 @@
 //! Validation of the host's messages against the official MCP JSON schemas
 //! (`../shared/mcp-schema/<revision>.json`, beside the checkout).
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::path::PathBuf;

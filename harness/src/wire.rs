@@ -1,7 +1,6 @@
 //! A minimal HTTP/1.1 client over `std::net::TcpStream`, enough to speak to
 //! a toolhost endpoint from tests and examples: one request at a time on a
 //! keep-alive connection, `Content-Length` and chunked responses.
-#![allow(dead_code)]
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -10,8 +9,11 @@ use std::time::Duration;
 /// One HTTP response.
 #[derive(Debug)]
 pub struct Reply {
+    /// The status code.
     pub status: u16,
+    /// The headers in the order received, names as sent.
     pub headers: Vec<(String, String)>,
+    /// The body, de-chunked.
     pub body: Vec<u8>,
 }
 
@@ -43,6 +45,8 @@ pub struct Conn {
 }
 
 impl Conn {
+    /// Connects to `addr` with `TCP_NODELAY` and a 30 s read timeout (so a
+    /// host that never answers fails the test instead of hanging it).
     pub fn open(addr: SocketAddr) -> io::Result<Conn> {
         let stream = TcpStream::connect(addr)?;
         stream.set_nodelay(true)?;

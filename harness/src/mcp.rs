@@ -1,17 +1,14 @@
-//! Shared pieces of the black-box tests: a real HTTP client, an MCP session
-//! on top of it, and schema checks of everything the host sends.
-#![allow(dead_code)]
-
-pub mod events;
-pub mod schema;
-pub mod wire;
+//! An MCP client over one keep-alive connection that checks every message
+//! the host sends against the schema of the revision in use, and the
+//! requests of the stateless revision.
 
 use std::net::SocketAddr;
 
 use serde_json::{json, Value};
 use toolhost::{ToolHost, ToolSession};
 
-pub use wire::{Conn, Reply};
+use crate::schema;
+use crate::wire::{Conn, Reply};
 
 /// The headers a well-behaved client sends with a POST.
 pub const JSON_HEADERS: [(&str, &str); 2] = [
@@ -22,14 +19,21 @@ pub const JSON_HEADERS: [(&str, &str); 2] = [
 /// An MCP client over one keep-alive connection, checking every message the
 /// host sends against the schema of the revision in use.
 pub struct McpClient {
+    /// The connection every request goes out on.
     pub conn: Conn,
+    /// The `Authorization` header value sent, if any.
     pub authorization: Option<String>,
+    /// The `Mcp-Session-Id` sent, once `initialize` issued one.
     pub session_id: Option<String>,
+    /// The revision the schema checks use: the negotiated one after
+    /// `initialize`.
     pub revision: String,
     next_id: i64,
 }
 
 impl McpClient {
+    /// A client of the host at `addr` that sends `authorization` (none when
+    /// `None`), speaking 2025-11-25 until `initialize` negotiates.
     pub fn new(addr: SocketAddr, authorization: Option<String>) -> McpClient {
         McpClient {
             conn: Conn::open(addr).expect("connect"),
@@ -40,6 +44,7 @@ impl McpClient {
         }
     }
 
+    /// A client with `session`'s bearer.
     pub fn for_session(host: &ToolHost, session: &ToolSession) -> McpClient {
         McpClient::new(host.local_addr(), Some(session.authorization()))
     }
@@ -49,6 +54,8 @@ impl McpClient {
         self.post_raw(body.to_string().as_bytes(), &[])
     }
 
+    /// POSTs raw `body` bytes with the client's credentials and session
+    /// headers, and `extra` headers after them.
     pub fn post_raw(&mut self, body: &[u8], extra: &[(&str, &str)]) -> Reply {
         let mut headers: Vec<(&str, &str)> = JSON_HEADERS.to_vec();
         if let Some(auth) = &self.authorization {
@@ -138,6 +145,7 @@ impl McpClient {
         message["error"].clone()
     }
 
+    /// The names `tools/list` answers with, in order.
     pub fn tool_names(&mut self) -> Vec<String> {
         let result = self.request("tools/list", json!({}), "ListToolsResult");
         result["tools"]
@@ -148,6 +156,7 @@ impl McpClient {
             .collect()
     }
 
+    /// The schema-valid result of a `tools/call` of `name`.
     pub fn call(&mut self, name: &str, arguments: Value) -> Value {
         self.request(
             "tools/call",
@@ -155,51 +164,6 @@ impl McpClient {
             "CallToolResult",
         )
     }
-}
-
-/// One event of an event-stream body: its fields as sent.
-#[derive(Debug, Default)]
-pub struct SseEvent {
-    pub id: Option<String>,
-    pub retry: Option<String>,
-    /// The `data:` lines joined with newlines; `None` without any.
-    pub data: Option<String>,
-}
-
-/// The events of an event-stream body (a de-chunked body), in order;
-/// comments are skipped.
-pub fn sse_events(body: &[u8]) -> Vec<SseEvent> {
-    let text = String::from_utf8_lossy(body);
-    text.split("\n\n")
-        .filter_map(|block| {
-            let mut event = SseEvent::default();
-            let mut data: Vec<&str> = Vec::new();
-            for line in block.lines().filter(|l| !l.starts_with(':')) {
-                let (field, value) = line.split_once(':').unwrap_or((line, ""));
-                let value = value.strip_prefix(' ').unwrap_or(value);
-                match field {
-                    "id" => event.id = Some(value.to_owned()),
-                    "retry" => event.retry = Some(value.to_owned()),
-                    "data" => data.push(value),
-                    _ => {}
-                }
-            }
-            if !data.is_empty() {
-                event.data = Some(data.join("\n"));
-            }
-            (event.id.is_some() || event.retry.is_some() || event.data.is_some()).then_some(event)
-        })
-        .collect()
-}
-
-/// The JSON messages of an event-stream body, in order (events with empty
-/// data, such as a resumable stream's priming event, carry none).
-pub fn sse_messages(body: &[u8]) -> Vec<Value> {
-    sse_events(body)
-        .into_iter()
-        .filter_map(|event| event.data.filter(|d| !d.trim().is_empty()))
-        .map(|data| serde_json::from_str(&data).expect("event data is JSON"))
-        .collect()
 }
 
 /// The stateless revision, as the tests send it.

@@ -1,6 +1,6 @@
 //! ACP end to end: `examples/acp_turn.rs` drives a stand-in ACP agent
-//! (`tests/acp/standin.rs`) through a turn whose tool call must reach the
-//! host over the `mcpServers` entry, with its bearer.
+//! (`standin.rs`, beside this file) through a turn whose tool call must reach
+//! the host over the `mcpServers` entry, with its bearer.
 //!
 //! This test has its own `main` (`harness = false` in Cargo.toml) because it
 //! is also both programs it runs: started with `--standin-agent MODE` it is
@@ -11,12 +11,9 @@
 //! cargo run from inside a test.
 
 #[allow(dead_code, reason = "the example's own main is not called here")]
-#[path = "../../examples/acp_turn.rs"]
+#[path = "../../../examples/acp_turn.rs"]
 mod acp_turn;
-#[path = "acp/standin.rs"]
 mod standin;
-#[path = "support/wire.rs"]
-mod wire;
 
 use std::env;
 use std::panic;
