@@ -18,7 +18,7 @@ use toolhost::{
     AskError, Content, Elicitation, HostConfig, InputRequest, Revision, StaticSurface, Tool,
     ToolHost, ToolOutcome,
 };
-use toolhost_tests::{schema, Conn, JSON_HEADERS};
+use toolhost_tests::{schema, Conn, EventLog, JSON_HEADERS};
 
 const ERAS: [Era; 2] = [Era::Stateful, Era::Stateless];
 
@@ -253,12 +253,8 @@ fn the_stateful_era_initializes_pings_and_deletes_its_mcp_session() {
 
 #[test]
 fn ping_in_the_stateless_era_is_refused_without_a_request() {
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&events);
-    let host = ToolHost::bind(
-        HostConfig::default().on_event(move |e| sink.lock().unwrap().push(e.clone())),
-    )
-    .unwrap();
+    let events = EventLog::new();
+    let host = ToolHost::bind(events.hook(HostConfig::default())).unwrap();
     let session = host.open_session(StaticSurface::new());
     let mut client = client(&session, Era::Stateless);
     let err = client.ping().unwrap_err();
@@ -270,13 +266,10 @@ fn ping_in_the_stateless_era_is_refused_without_a_request() {
         }
     ));
     assert!(err.to_string().contains("2026-07-28"), "{err}");
-    assert!(
-        events.lock().unwrap().is_empty(),
-        "nothing reached the host"
-    );
+    assert!(events.all().is_empty(), "nothing reached the host");
     // A stateless close sends nothing either, and succeeds.
     client.close().unwrap();
-    assert!(events.lock().unwrap().is_empty());
+    assert!(events.all().is_empty());
 }
 
 #[test]

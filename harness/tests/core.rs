@@ -6,10 +6,10 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 use toolhost::{
-    surface_fn, AuthRefusal, CallResult, Event, HostConfig, Revision, StaticSurface, Tool,
-    ToolHost, ToolOutcome,
+    surface_fn, AuthRefusal, Event, HostConfig, Revision, StaticSurface, Tool, ToolHost,
+    ToolOutcome,
 };
-use toolhost_tests::{schema, Conn, McpClient, JSON_HEADERS};
+use toolhost_tests::{schema, Conn, EventLog, McpClient, JSON_HEADERS};
 
 const REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
@@ -112,12 +112,8 @@ fn dropping_the_session_revokes_the_bearer() {
 
 #[test]
 fn absent_malformed_unknown_and_revoked_bearers_get_the_same_401() {
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&events);
-    let host = ToolHost::bind(
-        HostConfig::default().on_event(move |e| sink.lock().unwrap().push(e.clone())),
-    )
-    .unwrap();
+    let events = EventLog::new();
+    let host = ToolHost::bind(events.hook(HostConfig::default())).unwrap();
     let hits = Arc::new(AtomicUsize::new(0));
     let live = host.open_session(counting_surface(&hits));
     let revoked = host.open_session(StaticSurface::new());
@@ -159,15 +155,10 @@ fn absent_malformed_unknown_and_revoked_bearers_get_the_same_401() {
     client.call("echo", json!({"text": "fine"}));
     assert_eq!(hits.load(Ordering::SeqCst), 1);
 
-    let reasons: Vec<AuthRefusal> = events
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|e| match e {
-            Event::AuthRefused { reason } => Some(*reason),
-            _ => None,
-        })
-        .collect();
+    let reasons = events.pick(|e| match e {
+        Event::AuthRefused { reason } => Some(*reason),
+        _ => None,
+    });
     assert_eq!(
         reasons,
         [
@@ -297,14 +288,8 @@ fn concurrent_sessions_never_see_each_others_tools_or_handlers() {
 
 #[test]
 fn a_panicking_handler_costs_one_call_and_the_next_call_works() {
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&events);
-    let host = ToolHost::bind(
-        HostConfig::default()
-            .workers(2)
-            .on_event(move |e| sink.lock().unwrap().push(e.clone())),
-    )
-    .unwrap();
+    let events = EventLog::new();
+    let host = ToolHost::bind(events.hook(HostConfig::default().workers(2))).unwrap();
     let hits = Arc::new(AtomicUsize::new(0));
     let session = host.open_session(counting_surface(&hits));
     let mut client = McpClient::for_session(&host, &session);
@@ -320,18 +305,7 @@ fn a_panicking_handler_costs_one_call_and_the_next_call_works() {
         let ok = client.call("echo", json!({"text": "still here"}));
         assert_eq!(ok["content"][0]["text"], "still here");
     }
-    let details: Vec<String> = events
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|e| match e {
-            Event::CallFinished {
-                outcome: CallResult::Failed { detail },
-                ..
-            } => Some(detail.clone()),
-            _ => None,
-        })
-        .collect();
+    let details = events.failures();
     assert_eq!(details.len(), 3);
     assert!(
         details[0].contains("handler exploded on purpose"),
@@ -612,12 +586,8 @@ fn oversized_bodies_get_413_and_the_host_keeps_serving() {
 
 #[test]
 fn events_never_carry_the_bearer() {
-    let events = Arc::new(Mutex::new(Vec::<Event>::new()));
-    let sink = Arc::clone(&events);
-    let host = ToolHost::bind(
-        HostConfig::default().on_event(move |e| sink.lock().unwrap().push(e.clone())),
-    )
-    .unwrap();
+    let events = EventLog::new();
+    let host = ToolHost::bind(events.hook(HostConfig::default())).unwrap();
     let hits = Arc::new(AtomicUsize::new(0));
     let session = host.open_session(counting_surface(&hits));
     let token = session
@@ -631,7 +601,7 @@ fn events_never_carry_the_bearer() {
     let mut wrong = McpClient::new(host.local_addr(), Some(format!("Bearer {token}0")));
     wrong.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}));
     let session_id = client.session_id.clone().unwrap();
-    let text = format!("{:?} {:?} {:?}", events.lock().unwrap(), session, host);
+    let text = format!("{:?} {:?} {:?}", events.all(), session, host);
     assert!(!text.contains(&token) && !text.contains(&token[3..40]));
     assert!(!text.contains(&session_id));
     assert!(

@@ -10,7 +10,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use toolhost::{
     surface_fn, Event, HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession,
 };
-use toolhost_tests::{schema, Conn, McpClient, Reply, JSON_HEADERS, STATELESS};
+use toolhost_tests::{schema, Conn, EventLog, McpClient, Reply, JSON_HEADERS, STATELESS};
 
 /// A 2026-07-28 request body: `params` with the `_meta` the revision needs.
 fn stateless_body(id: i64, method: &str, mut params: Value) -> Vec<u8> {
@@ -108,14 +108,8 @@ fn head_only(addr: SocketAddr, head: &str) -> (TcpStream, String) {
 
 #[test]
 fn a_panicking_list_tools_fails_that_request_in_both_eras_and_the_next_one_works() {
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&events);
-    let host = ToolHost::bind(
-        HostConfig::default()
-            .workers(2)
-            .on_event(move |e| sink.lock().unwrap().push(e.clone())),
-    )
-    .unwrap();
+    let events = EventLog::new();
+    let host = ToolHost::bind(events.hook(HostConfig::default().workers(2))).unwrap();
     let explode = Arc::new(AtomicBool::new(false));
     let hits = Arc::new(AtomicUsize::new(0));
     let (flag, counter) = (Arc::clone(&explode), Arc::clone(&hits));
@@ -172,15 +166,10 @@ fn a_panicking_list_tools_fails_that_request_in_both_eras_and_the_next_one_works
     assert_eq!(reply.status, 200);
     assert_eq!(hits.load(Ordering::SeqCst), 1);
 
-    let faults: Vec<String> = events
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|e| match e {
-            Event::SurfaceFault { message } => Some(message.clone()),
-            _ => None,
-        })
-        .collect();
+    let faults = events.pick(|e| match e {
+        Event::SurfaceFault { message } => Some(message.clone()),
+        _ => None,
+    });
     assert_eq!(faults.len(), 3, "{faults:?}");
     assert!(faults
         .iter()

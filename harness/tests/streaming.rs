@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use toolhost::{HostConfig, LogLevel, StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession};
-use toolhost_tests::{schema, sse_messages, McpClient, Reply};
+use toolhost_tests::{schema, sse_messages, EventLog, McpClient, Reply};
 
 /// Waits (bounded) until `done` holds; the bound only keeps a broken build
 /// from hanging, it is not a timing assertion.
@@ -415,12 +415,12 @@ fn a_call_bound_that_leaves_no_worker_free_is_refused_at_bind() {
 
 #[test]
 fn at_the_deadline_the_client_gets_a_tool_error_and_the_handler_is_cancelled() {
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&events);
-    let rig = rig(HostConfig::default()
-        .call_timeout(Duration::from_millis(100))
-        .report_long_calls(Some(Duration::from_millis(40)))
-        .on_event(move |e| sink.lock().unwrap().push(e.clone())));
+    let events = EventLog::new();
+    let rig = rig(events.hook(
+        HostConfig::default()
+            .call_timeout(Duration::from_millis(100))
+            .report_long_calls(Some(Duration::from_millis(40))),
+    ));
     let mut client = McpClient::for_session(&rig.host, &rig.session);
     client.initialize("2025-11-25");
     let result = client.call("wait", json!({}));
@@ -433,20 +433,19 @@ fn at_the_deadline_the_client_gets_a_tool_error_and_the_handler_is_cancelled() {
     assert!(cancelled);
     assert_eq!(reason.as_deref(), Some("the call's deadline passed"));
     wait_for("the events", || {
-        let events = events.lock().unwrap();
         events
+            .all()
             .iter()
             .any(|e| matches!(e, toolhost::Event::CallFinished { .. }))
     });
-    let events = events.lock().unwrap();
-    assert!(events
+    let seen = events.all();
+    assert!(seen
         .iter()
         .any(|e| matches!(e, toolhost::Event::CallTimedOut { tool, .. } if tool == "wait")));
-    assert!(events
+    assert!(seen
         .iter()
         .any(|e| matches!(e, toolhost::Event::CallRunningLong { tool, .. } if tool == "wait")));
     // A quick call is neither timed out nor reported.
-    drop(events);
     assert_eq!(client.call("echo", json!({}))["isError"], false);
 }
 

@@ -3,14 +3,14 @@
 //! and calls refused for their arguments before any handler runs.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 use toolhost::{
-    CallResult, Content, Event, HostConfig, Icon, IconTheme, Role, StaticSurface, Tool,
-    ToolAnnotations, ToolHost, ToolOutcome, ToolSession,
+    Content, Event, HostConfig, Icon, IconTheme, Role, StaticSurface, Tool, ToolAnnotations,
+    ToolHost, ToolOutcome, ToolSession,
 };
-use toolhost_tests::{schema, stateless_post, Conn, McpClient, STATELESS};
+use toolhost_tests::{schema, stateless_post, Conn, EventLog, McpClient, STATELESS};
 
 const STATEFUL: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 /// One request in the stateless revision, its result checked against
@@ -338,12 +338,8 @@ fn a_call_whose_arguments_break_the_schema_never_reaches_the_handler() {
 
 #[test]
 fn a_result_that_breaks_the_output_schema_becomes_a_failure_for_the_hook() {
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&events);
-    let host = ToolHost::bind(
-        HostConfig::default().on_event(move |e| sink.lock().unwrap().push(e.clone())),
-    )
-    .unwrap();
+    let events = EventLog::new();
+    let host = ToolHost::bind(events.hook(HostConfig::default())).unwrap();
     let (surface, hits) = counted_search(json!({"hits": [1]}));
     let session = host.open_session(surface);
     let mut client = McpClient::for_session(&host, &session);
@@ -356,32 +352,16 @@ fn a_result_that_breaks_the_output_schema_becomes_a_failure_for_the_hook() {
         "the model does not see the bad result"
     );
     assert_eq!(hits.load(Ordering::SeqCst), 1);
-    let failed: Vec<String> = events
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|event| match event {
-            Event::CallFinished {
-                outcome: CallResult::Failed { detail },
-                ..
-            } => Some(detail.clone()),
-            _ => None,
-        })
-        .collect();
     assert_eq!(
-        failed,
+        events.failures(),
         ["the structuredContent of tool \"search_notes\" does not match its outputSchema:\n/hits/0: expected string, got 1"]
     );
 }
 
 #[test]
 fn opening_a_session_reports_the_schema_keywords_left_unchecked() {
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&events);
-    let host = ToolHost::bind(
-        HostConfig::default().on_event(move |e| sink.lock().unwrap().push(e.clone())),
-    )
-    .unwrap();
+    let events = EventLog::new();
+    let host = ToolHost::bind(events.hook(HostConfig::default())).unwrap();
     let surface = StaticSurface::new()
         .tool(
             Tool::new("typo", "A schema with a misspelled keyword.").input_schema(json!({
@@ -395,15 +375,10 @@ fn opening_a_session_reports_the_schema_keywords_left_unchecked() {
         )
         .unwrap();
     let _session = host.open_session(surface);
-    let reported: Vec<(String, Vec<String>)> = events
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|e| match e {
-            Event::SchemaWarnings { tool, warnings } => Some((tool.clone(), warnings.clone())),
-            _ => None,
-        })
-        .collect();
+    let reported = events.pick(|e| match e {
+        Event::SchemaWarnings { tool, warnings } => Some((tool.clone(), warnings.clone())),
+        _ => None,
+    });
     assert_eq!(reported.len(), 1, "{reported:?}");
     assert_eq!(reported[0].0, "typo");
     assert!(
