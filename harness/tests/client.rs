@@ -119,7 +119,7 @@ fn client(session: &toolhost::ToolSession, era: Era) -> Client {
 }
 
 #[test]
-fn lists_and_calls_tools_in_both_eras_through_the_real_endpoint() {
+fn the_client_lists_and_calls_tools_in_both_eras_through_the_real_endpoint() {
     let (_host, session, hits, _) = host_with_tools();
     for era in ERAS {
         let mut client = client(&session, era);
@@ -1868,7 +1868,7 @@ fn python_client(era: Era) -> Client {
 
 #[test]
 #[ignore = "needs the Python SDK server: bash harness/interop/python_server/run.sh"]
-fn python_sdk_server_lists_and_calls_in_both_eras() {
+fn the_client_lists_and_calls_the_python_sdk_server_tools_in_both_eras() {
     for era in ERAS {
         let mut client = python_client(era);
         assert_eq!(client.era(), era);
@@ -1950,7 +1950,7 @@ fn python_sdk_server_closes_a_stream_mid_call_and_the_client_resumes_it() {
 
 #[test]
 #[ignore = "needs the Python SDK server: bash harness/interop/python_server/run.sh"]
-fn python_sdk_server_settles_auto_on_the_stateless_era() {
+fn auto_settles_on_the_stateless_era_against_the_python_sdk_server() {
     let mut client = python_client(Era::Auto);
     assert_eq!(client.era(), Era::Stateless);
     assert_eq!(client.server_info().unwrap().name, "python-sdk-server");

@@ -45,7 +45,7 @@ fn host() -> ToolHost {
 }
 
 #[test]
-fn lists_and_runs_the_callers_tools_in_every_stateful_revision() {
+fn the_host_lists_and_runs_the_callers_tools_in_every_stateful_revision() {
     let host = host();
     let hits = Arc::new(AtomicUsize::new(0));
     let session = host.open_session(counting_surface(&hits));

@@ -7,7 +7,7 @@
 #
 # Installs the pinned SDK into harness/interop/.venv (th_setup_python), starts
 # server.py (its first stdout line is {"url", "authorization"}), and runs the
-# ignored `python_sdk_server_*` tests of tests/client.rs against it with
+# ignored tests of harness/tests/client.rs named `…python_sdk_server…` against it with
 # TH_PY_URL and TH_PY_AUTH set. Builds the test binary itself (cargo test).
 # Exit status: the tests' (2 when setup or the server start failed).
 # Logs: harness/interop/out/python-sdk-server.std{out,err}.

@@ -1,7 +1,7 @@
-//! Long-lived event streams: the standalone `GET` stream (stateful) and
-//! `subscriptions/listen` (2026-07-28) deliver list changes at once, keep
-//! idle connections alive, end with their session, and never take workers
-//! away from ordinary calls.
+//! List changes on long-lived event streams: the standalone `GET` stream
+//! (stateful) and `subscriptions/listen` (2026-07-28) deliver them at once,
+//! keep idle connections alive, end with their session, and never take
+//! workers away from ordinary calls.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -1,6 +1,6 @@
-//! Long calls that talk back: progress and log notifications on an event
-//! stream, cancellation from every direction, and a protocol that stays
-//! responsive while handlers run.
+//! Long calls: progress and log notifications on the call's event stream,
+//! cancellation from every direction, deadlines, and a protocol that stays
+//! responsive while handlers hold every call slot.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
