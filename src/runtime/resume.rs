@@ -22,8 +22,8 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::mcp::Gone;
-use crate::session::lock;
+use crate::call::port::Gone;
+use crate::sync::lock;
 use crate::sse;
 
 /// The most bytes of events one stream keeps for a resume.

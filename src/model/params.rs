@@ -9,7 +9,7 @@
 use serde_json::Value;
 
 use super::jsonrpc::{RpcError, HEADER_MISMATCH};
-use super::Headers;
+use super::http::Headers;
 use crate::base64::base64_decode;
 
 const ANNOTATION: &str = "x-mcp-header";

@@ -10,7 +10,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::base64::base64_encode;
-use crate::mcp::Revision;
+use super::revision::Revision;
 
 /// One content block of a tool result.
 ///
