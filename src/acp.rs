@@ -276,8 +276,7 @@ mod tests {
             "[mcp_servers.my-app_2]\n\
              url = \"{}\"\n\
              http_headers = {{ Authorization = \"{}\" }}\n",
-            URL,
-            AUTH
+            URL, AUTH
         );
         assert_eq!(toml, expected);
         // The values needed no escaping, so the text holds them verbatim,

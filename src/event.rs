@@ -87,7 +87,6 @@ pub enum Event {
     },
 }
 
-
 /// Why a request's credential was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]

@@ -22,8 +22,8 @@ use crate::event::{report, Event, EventHook};
 use crate::http::{self, Transport};
 use crate::mcp::Server;
 use crate::runtime::table::SessionTable;
-use crate::runtime::RuntimeConfig;
 use crate::runtime::Runtime;
+use crate::runtime::RuntimeConfig;
 use crate::session::{Endpoint, ToolSession};
 use crate::sync::lock;
 

@@ -272,4 +272,3 @@ impl Drop for ToolSession {
         self.endpoint.hub.session_closed(self.entry.locator);
     }
 }
-

@@ -398,10 +398,7 @@ static NEXT_ASK: AtomicU64 = AtomicU64::new(1);
 
 /// A fresh id for a request to a client; unique for the process.
 pub(crate) fn next_ask_id() -> String {
-    format!(
-        "toolhost-ask-{}",
-        NEXT_ASK.fetch_add(1, Ordering::SeqCst)
-    )
+    format!("toolhost-ask-{}", NEXT_ASK.fetch_add(1, Ordering::SeqCst))
 }
 
 impl Asking {

@@ -513,4 +513,3 @@ fn call_params(name: &str, arguments: Value) -> Map<String, Value> {
 fn text_field(value: &Value, key: &str) -> Option<String> {
     value.get(key).and_then(Value::as_str).map(str::to_owned)
 }
-

@@ -455,11 +455,14 @@ pub(crate) fn serve(transport: &Transport, request: tiny_http::Request) {
         }
         Verb::Get => {
             let plan = mcp::get(server, &**entry, &head.headers);
-            if unread_body_bytes(&request, &head.headers) != 0
-                && !matches!(plan, Plan::Respond(_))
+            if unread_body_bytes(&request, &head.headers) != 0 && !matches!(plan, Plan::Respond(_))
             {
                 let error = RpcError::new(INVALID_REQUEST, "Bad Request: a GET has no body");
-                return reply_leaving_body(request, &head.headers, server.refuse(400, None, &error));
+                return reply_leaving_body(
+                    request,
+                    &head.headers,
+                    server.refuse(400, None, &error),
+                );
             }
             match plan {
                 Plan::Respond(response) => reply_leaving_body(request, &head.headers, response),

@@ -29,8 +29,8 @@ use serde_json::Value;
 
 pub(crate) use lifecycle::{Caller, McpSessions};
 pub(crate) use plan::{finish, CallKey, CallPlan, Plan, Step, StepResult, Work};
-pub(crate) use server::{CacheHint, Server};
 pub use server::CacheScope;
+pub(crate) use server::{CacheHint, Server};
 pub(crate) use streams::{StreamKind, StreamOpen};
 pub(crate) use tools::{call_reply, checked_outcome, input_required, timeout_reply};
 
@@ -160,7 +160,9 @@ pub(crate) fn resume_refused(server: &Server) -> HttpResponse {
 pub(crate) fn too_many_streams(server: &Server, most: usize) -> HttpResponse {
     let mut error = RpcError::new(
         SERVER_ERROR,
-        format!("Server busy: {most} event streams are open, the most this host keeps; retry later"),
+        format!(
+            "Server busy: {most} event streams are open, the most this host keeps; retry later"
+        ),
     );
     error.data = Some(serde_json::json!({"retryable": true}));
     let mut response = server.refuse(503, None, &error);

@@ -160,7 +160,9 @@ pub(crate) fn finish(server: &Server, work: &Work, results: Vec<StepResult>) -> 
 fn busy(server: &Server, id: Option<&Value>, running: usize) -> HttpResponse {
     let mut error = RpcError::new(
         crate::model::jsonrpc::SERVER_ERROR,
-        format!("Server busy: all {running} tool-call slots are running handlers; retry in a moment"),
+        format!(
+            "Server busy: all {running} tool-call slots are running handlers; retry in a moment"
+        ),
     );
     error.data = Some(serde_json::json!({"retryable": true}));
     let mut response = server.refuse(503, id, &error);

@@ -138,9 +138,7 @@ impl Turn<'_> {
             Message::Request { id, method, params } => {
                 Some(self.request(id, &method, params.as_ref()))
             }
-            Message::Notification { method, params } => {
-                self.notification(&method, params.as_ref())
-            }
+            Message::Notification { method, params } => self.notification(&method, params.as_ref()),
             Message::Response { id, outcome } => Some(Step::Deliver { id, outcome }),
         }
     }

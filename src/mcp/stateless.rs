@@ -195,7 +195,12 @@ fn discover(server: &Server) -> Value {
 }
 
 /// Plans one stateless-era POST body.
-pub(super) fn post(server: &Server, session: &dyn Session, headers: &Headers, value: Value) -> Plan {
+pub(super) fn post(
+    server: &Server,
+    session: &dyn Session,
+    headers: &Headers,
+    value: Value,
+) -> Plan {
     let (id, method, params) = match classify(value) {
         Ok(Message::Request { id, method, params }) => (id, method, params),
         Ok(Message::Notification { .. }) => return Plan::Respond(HttpResponse::empty(202)),

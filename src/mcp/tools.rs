@@ -221,23 +221,45 @@ pub(crate) fn checked_outcome(tool: &Tool, outcome: ToolOutcome) -> ToolOutcome 
 }
 
 /// The JSON-RPC response to a call whose handler came to `outcome`.
-pub(crate) fn call_reply(server: &Server, caller: &Caller, request_id: &Value, outcome: &ToolOutcome) -> Value {
-    finish_result(server, caller.revision, request_id, render(outcome, caller.revision))
+pub(crate) fn call_reply(
+    server: &Server,
+    caller: &Caller,
+    request_id: &Value,
+    outcome: &ToolOutcome,
+) -> Value {
+    finish_result(
+        server,
+        caller.revision,
+        request_id,
+        render(outcome, caller.revision),
+    )
 }
 
 /// The response sent when a call passes its deadline while its handler
 /// still runs.
-pub(crate) fn timeout_reply(server: &Server, revision: Revision, request_id: &Value, limit_ms: u128) -> Value {
-    let text = format!("The tool did not finish within its deadline of {limit_ms} ms and was cancelled.");
+pub(crate) fn timeout_reply(
+    server: &Server,
+    revision: Revision,
+    request_id: &Value,
+    limit_ms: u128,
+) -> Value {
+    let text =
+        format!("The tool did not finish within its deadline of {limit_ms} ms and was cancelled.");
     finish_result(server, revision, request_id, tool_error(&text))
 }
 
 /// The 2026-07-28 answer to a run that asked what the client has not
 /// answered yet: the questions (key, then `{method, params}`), and a
 /// signed `state` holding the answers so far.
-pub(crate) fn input_required(server: &Server, request_id: &Value, needed: Vec<(String, Value)>, state: String) -> Value {
+pub(crate) fn input_required(
+    server: &Server,
+    request_id: &Value,
+    needed: Vec<(String, Value)>,
+    state: String,
+) -> Value {
     let requests: Map<String, Value> = needed.into_iter().collect();
-    let result = json!({"resultType": "input_required", "inputRequests": requests, "requestState": state});
+    let result =
+        json!({"resultType": "input_required", "inputRequests": requests, "requestState": state});
     finish_result(server, Revision::V2026_07_28, request_id, result)
 }
 
@@ -284,7 +306,11 @@ fn render(outcome: &ToolOutcome, revision: Revision) -> Value {
         .filter(|_| revision.has_structured_content());
     match &outcome.result {
         CallResult::Success => {
-            let content: Vec<Value> = outcome.content.iter().map(|c| c.to_json(revision)).collect();
+            let content: Vec<Value> = outcome
+                .content
+                .iter()
+                .map(|c| c.to_json(revision))
+                .collect();
             result.insert("content".into(), content.into());
             if let Some(structured) = structured {
                 result.insert("structuredContent".into(), structured.clone());

@@ -68,4 +68,3 @@ impl LogLevel {
         LogLevel::ALL.into_iter().find(|l| l.as_str() == text)
     }
 }
-

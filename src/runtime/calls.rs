@@ -232,8 +232,12 @@ impl Runtime {
     ) -> Vec<JobId> {
         let mut jobs = Vec::new();
         if let Some(limit) = self.call_timeout {
-            let message =
-                mcp::timeout_reply(&self.server, ctx.revision, &ctx.request_id, limit.as_millis());
+            let message = mcp::timeout_reply(
+                &self.server,
+                ctx.revision,
+                &ctx.request_id,
+                limit.as_millis(),
+            );
             let outlet = Arc::downgrade(outlet);
             let cancel = Arc::clone(&ticket.cancel);
             let hook = self.server.hook.clone();

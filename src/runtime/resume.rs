@@ -23,8 +23,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::call::port::Gone;
-use crate::sync::lock;
 use crate::sse;
+use crate::sync::lock;
 
 /// The most bytes of events one stream keeps for a resume.
 pub(crate) const MAX_KEPT_BYTES: usize = 1 << 20;

@@ -24,7 +24,7 @@ use crate::call::port::{Answer, Cancellation};
 use crate::call::ToolSurface;
 use crate::crypto::{constant_time_eq, hex, random_bytes, random_hex, unhex};
 use crate::event::AuthRefusal;
-use crate::mcp::{self, Caller, CallKey, McpSessions};
+use crate::mcp::{self, CallKey, Caller, McpSessions};
 use crate::model::LogLevel;
 use crate::sync::lock;
 
