@@ -23,11 +23,15 @@ const DIR_VAR: &str = "TOOLHOST_MCP_SCHEMA_DIR";
 fn expected_dir() -> (PathBuf, bool) {
     match std::env::var_os(DIR_VAR) {
         Some(dir) => (PathBuf::from(dir), true),
-        // This package is one folder below the repository root.
-        None => (
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/mcp-schema"),
-            false,
-        ),
+        // This package is harness/ in the repository; `shared/` sits beside
+        // the repository.
+        None => {
+            let beside_repository = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .ancestors()
+                .nth(2)
+                .unwrap_or(Path::new(".."));
+            (beside_repository.join("shared/mcp-schema"), false)
+        }
     }
 }
 
