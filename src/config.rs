@@ -154,8 +154,11 @@ impl HostConfig {
         self
     }
 
-    /// Calls `hook` for every [`Event`]. The hook runs on the worker that
-    /// handles the request, so it should be quick.
+    /// Calls `hook` for every [`Event`]. The hook runs on the thread where
+    /// the event happens — the worker handling the request, or the host's
+    /// timer thread for [`Event::CallTimedOut`] and
+    /// [`Event::CallRunningLong`] — so it should be quick and must not
+    /// block. A panic in the hook is contained.
     #[must_use]
     pub fn on_event(mut self, hook: impl Fn(&Event) + Send + Sync + 'static) -> HostConfig {
         self.hook = Some(Arc::new(hook));

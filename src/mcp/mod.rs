@@ -184,6 +184,14 @@ pub(crate) fn accepts(accept: &str, media: &str) -> bool {
     })
 }
 
+/// The error for a method this tools-only server does not offer.
+fn not_offered(method: &str) -> RpcError {
+    RpcError::new(
+        jsonrpc::METHOD_NOT_FOUND,
+        format!("method {method:?} is not offered by this server, which serves tools only"),
+    )
+}
+
 fn missing_session_id() -> RpcError {
     RpcError::new(
         SERVER_ERROR,

@@ -261,10 +261,7 @@ pub(super) fn post(
             METHOD_NOT_FOUND,
             format!("{method:?} does not exist in 2026-07-28, which needs no handshake; send the request itself with _meta"),
         )),
-        other => Err(RpcError::new(
-            METHOD_NOT_FOUND,
-            format!("method {other:?} is not offered by this server, which serves tools only"),
-        )),
+        other => Err(super::not_offered(other)),
     };
     let cacheable = matches!(
         method.as_str(),
