@@ -100,7 +100,8 @@ impl ToolHost {
             source,
         };
         let listener = TcpListener::bind(config.addr).map_err(bind_error)?;
-        let listener = tune_listener(listener, config.write_timeout).map_err(bind_error)?;
+        let listener =
+            http::socket::tune_listener(listener, config.write_timeout).map_err(bind_error)?;
         let addr = listener.local_addr().map_err(bind_error)?;
         let server = tiny_http::Server::from_listener(listener, None)
             .map_err(|err| bind_error(io::Error::other(err.to_string())))?;
@@ -278,29 +279,6 @@ fn work(server: &tiny_http::Server, transport: &Transport, stopping: &AtomicBool
             Err(_) => {}
         }
     }
-}
-
-/// Sets `TCP_NODELAY` and the write timeout on the listening socket; Linux
-/// and the BSDs copy both to every accepted socket, and tiny_http gives no
-/// access to those. Without `TCP_NODELAY`, a response written in more than
-/// one piece meets the client's delayed ACK and waits ~40 ms. (A read
-/// timeout must not be set here: on a listener it also times out `accept`,
-/// which ends tiny_http's accept thread for good. `accept` ignores the
-/// write timeout.)
-#[cfg(unix)]
-fn tune_listener(listener: TcpListener, write_timeout: Duration) -> io::Result<TcpListener> {
-    use std::os::fd::OwnedFd;
-    // std exposes these options only on streams; on a socket descriptor
-    // they are the same either way.
-    let socket = TcpStream::from(OwnedFd::from(listener));
-    socket.set_nodelay(true)?;
-    socket.set_write_timeout(Some(write_timeout))?;
-    Ok(TcpListener::from(OwnedFd::from(socket)))
-}
-
-#[cfg(not(unix))]
-fn tune_listener(listener: TcpListener, _write_timeout: Duration) -> io::Result<TcpListener> {
-    Ok(listener)
 }
 
 /// Waits (at most a second) until connecting to `addr` is refused, which

@@ -182,13 +182,17 @@ fn churn(host: &ToolHost, surface: &Arc<StaticSurface>) -> f64 {
     n as f64 / started.elapsed().as_secs_f64()
 }
 
-/// Sets `TCP_NODELAY` on a listening socket (accepted sockets inherit it on
-/// Linux), as toolhost does for its own listener.
+/// Sets `TCP_NODELAY` on a listening socket, for the accepted sockets to
+/// copy (Linux, macOS, the BSDs and Windows do), as toolhost does for its
+/// own listener.
 fn nodelay_listener(listener: TcpListener) -> io::Result<TcpListener> {
-    use std::os::fd::OwnedFd;
-    let socket = TcpStream::from(OwnedFd::from(listener));
+    #[cfg(unix)]
+    use std::os::fd::OwnedFd as OwnedSocket;
+    #[cfg(windows)]
+    use std::os::windows::io::OwnedSocket;
+    let socket = TcpStream::from(OwnedSocket::from(listener));
     socket.set_nodelay(true)?;
-    Ok(TcpListener::from(OwnedFd::from(socket)))
+    Ok(TcpListener::from(OwnedSocket::from(socket)))
 }
 
 /// As long as toolhost's session ids, so both servers read as many bytes.

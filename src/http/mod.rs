@@ -8,6 +8,7 @@
 //! socket; [`serve`] is the thin shell that does the I/O.
 
 mod reply;
+pub(crate) mod socket;
 
 use std::io::{self, Read};
 use std::net::IpAddr;
