@@ -55,6 +55,24 @@ fn echo_surface(hits: &Arc<AtomicUsize>) -> StaticSurface {
         .unwrap()
 }
 
+/// Nothing has reached `echo` yet, and a fresh client's call does: the host
+/// still serves after what the test did to it.
+fn only_a_fresh_call_reaches_the_handler(
+    host: &ToolHost,
+    session: &ToolSession,
+    hits: &AtomicUsize,
+) {
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        0,
+        "a refused request reached the handler"
+    );
+    let mut client = McpClient::for_session(host, session);
+    client.initialize("2025-11-25");
+    client.call("echo", json!({}));
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+}
+
 /// Sends raw bytes on a fresh connection, closes the sending half, and
 /// returns everything the host wrote until it closed (bounded by a read
 /// timeout, so a hang fails the test instead of stalling it).
@@ -146,10 +164,7 @@ fn a_refused_client_whose_body_never_arrives_pins_no_worker() {
         held.push(stream);
     }
     // The one worker is free for the bearer holder.
-    let mut client = McpClient::for_session(&host, &session);
-    client.initialize("2025-11-25");
-    client.call("echo", json!({"x": 1}));
-    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    only_a_fresh_call_reaches_the_handler(&host, &session, &hits);
     drop(held);
 }
 
@@ -207,10 +222,7 @@ fn every_refusal_the_headers_decide_arrives_before_a_body_that_never_does() {
         held.push(stream);
     }
     // Eight refused clients still sending nothing, and both workers are free.
-    let mut client = McpClient::for_session(&host, &session);
-    client.initialize("2025-11-25");
-    client.call("echo", json!({}));
-    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    only_a_fresh_call_reaches_the_handler(&host, &session, &hits);
     drop(held);
 }
 
@@ -240,10 +252,7 @@ fn an_absurd_content_length_gets_413_or_401_and_the_process_lives_on() {
     );
     assert!(status.starts_with("HTTP/1.1 413"), "{status}");
 
-    let mut client = McpClient::for_session(&host, &session);
-    client.initialize("2025-11-25");
-    client.call("echo", json!({}));
-    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    only_a_fresh_call_reaches_the_handler(&host, &session, &hits);
 }
 
 #[test]
@@ -354,10 +363,7 @@ fn a_stalled_body_holds_its_worker_only_until_a_read_deadline() {
     thread::sleep(Duration::from_millis(200));
     // The legitimate call gets through once the deadline frees a worker
     // (bounded by the client's read timeout, not measured).
-    let mut client = McpClient::for_session(&host, &session);
-    client.initialize("2025-11-25");
-    client.call("echo", json!({}));
-    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    only_a_fresh_call_reaches_the_handler(&host, &session, &hits);
     // Both deadlines pass (on a loaded machine a worker may have taken its
     // stalled request late; half-closing before its deadline would be a
     // truncated body, a 400, which is another test's subject).
@@ -461,10 +467,7 @@ fn duplicate_identity_headers_and_header_floods_are_refused() {
     let big = "y".repeat(40 << 10);
     assert_eq!(post_with(&host, &[a, ("X-Big", &big)]), 431);
     // The host is unharmed.
-    let mut client = McpClient::for_session(&host, &session);
-    client.initialize("2025-11-25");
-    client.call("echo", json!({}));
-    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    only_a_fresh_call_reaches_the_handler(&host, &session, &hits);
 }
 
 #[test]
@@ -516,10 +519,7 @@ fn a_host_or_authorization_header_sent_twice_is_refused_in_any_order_and_spellin
         401
     );
     assert_eq!(hits.load(Ordering::SeqCst), 0);
-    let mut client = McpClient::for_session(&host, &session);
-    client.initialize("2025-11-25");
-    client.call("echo", json!({}));
-    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    only_a_fresh_call_reaches_the_handler(&host, &session, &hits);
 }
 
 #[test]
@@ -591,10 +591,7 @@ fn ten_thousand_headers_or_a_megabyte_header_get_431_and_leave_the_host_serving(
         }
     }
     assert_eq!(hits.load(Ordering::SeqCst), 0);
-    let mut client = McpClient::for_session(&host, &session);
-    client.initialize("2025-11-25");
-    client.call("echo", json!({}));
-    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    only_a_fresh_call_reaches_the_handler(&host, &session, &hits);
 }
 
 // Bearers the host must not tell apart.
