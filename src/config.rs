@@ -10,9 +10,19 @@ use crate::error::Error;
 use crate::event::{Event, EventHook};
 use crate::mcp::{CacheHint, CacheScope};
 
-/// The default number of worker threads: calls are blocking, so a few spare
-/// workers keep `ping` and `tools/list` answered while handlers run.
+/// The default number of worker threads that speak the protocol.
 pub const DEFAULT_WORKERS: usize = 8;
+
+/// How many tool handlers run at once by default: enough for the ten calls
+/// an agent may make in one turn.
+pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = 16;
+
+/// How many calls may wait for a slot by default.
+pub const DEFAULT_MAX_QUEUED_CALLS: usize = 256;
+
+/// How long a call may be quiet before it gets keep-alive comments, and
+/// their interval, by default.
+pub const DEFAULT_CALL_KEEP_ALIVE: Duration = Duration::from_secs(1);
 
 /// The default interval of keep-alive comments on idle event streams.
 pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -60,7 +70,9 @@ pub struct HostConfig {
     pub(crate) capability_urls: bool,
     pub(crate) max_body_bytes: usize,
     pub(crate) cache: CacheHint,
-    pub(crate) max_calls: Option<usize>,
+    pub(crate) max_calls: usize,
+    pub(crate) max_queued: usize,
+    pub(crate) call_keep_alive: Duration,
     pub(crate) keep_alive: Duration,
     pub(crate) call_timeout: Option<Duration>,
     pub(crate) long_call_report: Option<Duration>,
@@ -87,7 +99,9 @@ impl Default for HostConfig {
                 ttl_ms: 0,
                 scope: CacheScope::Private,
             },
-            max_calls: None,
+            max_calls: DEFAULT_MAX_CONCURRENT_CALLS,
+            max_queued: DEFAULT_MAX_QUEUED_CALLS,
+            call_keep_alive: DEFAULT_CALL_KEEP_ALIVE,
             keep_alive: DEFAULT_KEEP_ALIVE,
             call_timeout: None,
             long_call_report: Some(DEFAULT_LONG_CALL_REPORT),
@@ -146,8 +160,12 @@ impl HostConfig {
         self
     }
 
-    /// How many worker threads serve requests ([`DEFAULT_WORKERS`] by
-    /// default). Each running handler holds one.
+    /// How many worker threads speak the protocol ([`DEFAULT_WORKERS`] by
+    /// default): they read headers, check them, and answer everything but a
+    /// tool call's handler. A worker that takes a call with a free slot runs
+    /// its handler itself only after another thread has taken its place, so
+    /// this many always answer `ping`, `tools/list` and cancellations;
+    /// those extra threads leave again within seconds once idle.
     #[must_use]
     pub fn workers(mut self, workers: usize) -> HostConfig {
         self.workers = workers;
@@ -206,15 +224,47 @@ impl HostConfig {
         };
         self
     }
-    /// How many tool handlers may run at once, host-wide. A call past the
-    /// bound is refused at once with HTTP 503, `Retry-After: 1` and a
-    /// retryable JSON-RPC error, instead of waiting; the workers it leaves
-    /// free keep answering `ping`, `tools/list` and cancellations while
-    /// handlers run. It must be below [`HostConfig::workers`]; by default it
-    /// is three quarters of them (6 of the default 8).
+    /// How many tool handlers may run at once, host-wide
+    /// ([`DEFAULT_MAX_CONCURRENT_CALLS`] by default). A call past the bound
+    /// waits in line for a slot, first in, first out (see
+    /// [`HostConfig::max_queued_calls`]); its wait counts towards
+    /// [`HostConfig::call_timeout`]. Handlers run on threads of their own,
+    /// never on the workers, so `ping`, `tools/list`, cancellations and
+    /// answers to a handler's questions are served however many handlers
+    /// run. [`Event::CallWaited`] says how long calls waited, which is what
+    /// to size this by.
     #[must_use]
     pub fn max_concurrent_calls(mut self, calls: usize) -> HostConfig {
-        self.max_calls = Some(calls);
+        self.max_calls = calls;
+        self
+    }
+
+    /// How many calls may wait for a slot at once, host-wide
+    /// ([`DEFAULT_MAX_QUEUED_CALLS`] by default). Past it a call is refused
+    /// with HTTP 503 and a JSON-RPC error that names this setting. A waiting
+    /// call costs its request's buffers, not a thread. A waiting call that
+    /// is cancelled (by the client, its deadline, its session's drop or
+    /// [`ToolHost::shutdown`](crate::ToolHost::shutdown)) leaves the line
+    /// at once without running.
+    #[must_use]
+    pub fn max_queued_calls(mut self, calls: usize) -> HostConfig {
+        self.max_queued = calls;
+        self
+    }
+
+    /// How long a call may be quiet before the host turns its response into
+    /// an event stream and writes a `:` keep-alive comment, then one every
+    /// `interval` while the call runs or waits ([`DEFAULT_CALL_KEEP_ALIVE`]
+    /// by default). This is how a client that left is noticed while its
+    /// handler sends nothing: in 2026-07-28 [`CallContext::is_cancelled`](crate::CallContext::is_cancelled)
+    /// turns true within one interval of the connection closing; in the
+    /// stateful revisions a dropped connection is not a cancellation until
+    /// the [resume window](HostConfig::resume_window) has passed. Only a
+    /// client that accepts `text/event-stream` is switched to a stream; one
+    /// that accepts only JSON gets its JSON answer.
+    #[must_use]
+    pub fn call_keep_alive(mut self, interval: Duration) -> HostConfig {
+        self.call_keep_alive = interval;
         self
     }
 
@@ -308,22 +358,20 @@ impl HostConfig {
         self
     }
 
-    pub(crate) fn call_slots(&self) -> Result<usize, Error> {
-        let slots = self.max_calls.unwrap_or_else(|| {
-            (self.workers - self.workers / 4)
-                .min(self.workers - 1)
-                .max(1)
-        });
-        if slots == 0 || slots >= self.workers {
+    pub(crate) fn check_calls(&self) -> Result<(), Error> {
+        if self.max_calls == 0 {
             return Err(Error::InvalidConfig {
                 setting: "max_concurrent_calls",
-                problem: format!(
-                    "{slots} call slots with {} workers: it must be at least 1 and below the worker count, so that a worker stays free for ping, tools/list and cancellations (raise workers)",
-                    self.workers
-                ),
+                problem: "0 call slots would run no tool; use at least 1".into(),
             });
         }
-        Ok(slots)
+        if self.call_keep_alive.is_zero() {
+            return Err(Error::InvalidConfig {
+                setting: "call_keep_alive",
+                problem: "a zero keep-alive interval would spin; use at least a millisecond".into(),
+            });
+        }
+        Ok(())
     }
 }
 

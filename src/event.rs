@@ -25,10 +25,35 @@ pub enum Event {
         /// What it came to.
         outcome: crate::model::CallResult,
     },
+    /// Every call slot was taken, so the call waits in line for one (see
+    /// [`HostConfig::max_concurrent_calls`](crate::HostConfig::max_concurrent_calls)).
+    CallQueued {
+        /// The tool's name.
+        tool: String,
+        /// How many calls wait now, this one included.
+        waiting: usize,
+    },
+    /// A call that waited in line got its slot; [`Event::CallStarted`]
+    /// follows. How long calls wait is what to size
+    /// [`HostConfig::max_concurrent_calls`](crate::HostConfig::max_concurrent_calls) by.
+    CallWaited {
+        /// The tool's name.
+        tool: String,
+        /// How long it waited.
+        waited: Duration,
+    },
+    /// Every call slot was taken and the line of waiting calls was full
+    /// ([`HostConfig::max_queued_calls`](crate::HostConfig::max_queued_calls)):
+    /// the call was refused, and no handler ran.
+    CallRefused {
+        /// The tool's name.
+        tool: String,
+    },
     /// A call passed its deadline
     /// ([`HostConfig::call_timeout`](crate::HostConfig::call_timeout)): the
-    /// client got a tool error and the call was flagged cancelled, but the
-    /// handler still runs and holds its worker until it returns.
+    /// client got a tool error and the call was flagged cancelled, but a
+    /// running handler still runs and holds its call slot until it returns
+    /// (a call still waiting for a slot never runs).
     CallTimedOut {
         /// The tool's name.
         tool: String,
@@ -38,7 +63,7 @@ pub enum Event {
     /// A call has been running for longer than
     /// [`HostConfig::report_long_calls`](crate::HostConfig::report_long_calls):
     /// a handler that never returns shows here instead of silently holding a
-    /// worker.
+    /// call slot.
     CallRunningLong {
         /// The tool's name.
         tool: String,

@@ -646,13 +646,20 @@ fn settings_that_would_mean_no_limit_or_a_spin_are_refused_by_name() {
             "keep_alive",
         ),
         (
-            HostConfig::default().workers(4).max_concurrent_calls(4),
+            HostConfig::default().max_concurrent_calls(0),
             "max_concurrent_calls",
         ),
+        (
+            HostConfig::default().call_keep_alive(Duration::ZERO),
+            "call_keep_alive",
+        ),
+        (HostConfig::default().workers(0), "workers"),
     ] {
         let err = ToolHost::bind(config).unwrap_err();
         assert!(err.to_string().contains(setting), "{setting}: {err}");
     }
+    // Handlers run off the workers, so the call bound is not tied to them.
+    assert!(ToolHost::bind(HostConfig::default().workers(1).max_concurrent_calls(64)).is_ok());
     // A zero resume window is allowed: it turns resumption off.
     assert!(ToolHost::bind(HostConfig::default().resume_window(Duration::ZERO)).is_ok());
 }

@@ -394,13 +394,19 @@ fn a_halted_call_is_answered_as_the_halt_says() {
     let busy = finish(
         &rig.server,
         &planned,
-        vec![StepResult::Busy {
+        vec![StepResult::QueueFull {
             id: json!(4),
             running: 6,
+            waiting: 256,
         }],
     );
     assert_eq!(busy.status, 503);
     assert_eq!(body(&busy)["id"], 4);
+    let message = body(&busy)["error"]["message"].as_str().unwrap().to_owned();
+    assert!(
+        message.contains("max_queued_calls") && message.contains("256"),
+        "{message}"
+    );
     assert!(busy.headers.iter().any(|(name, _)| *name == "Retry-After"));
 }
 

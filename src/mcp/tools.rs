@@ -248,6 +248,18 @@ pub(crate) fn timeout_reply(
     finish_result(server, revision, request_id, tool_error(&text))
 }
 
+/// The response to a call that was cancelled before its handler ran (it
+/// waited for a slot): a tool error that says why.
+pub(crate) fn not_run_reply(
+    server: &Server,
+    revision: Revision,
+    request_id: &Value,
+    reason: &str,
+) -> Value {
+    let text = format!("The tool call was cancelled before it started ({reason}); it did not run.");
+    finish_result(server, revision, request_id, tool_error(&text))
+}
+
 /// The 2026-07-28 answer to a run that asked what the client has not
 /// answered yet: the questions (key, then `{method, params}`), and a
 /// signed `state` holding the answers so far.
