@@ -1,30 +1,37 @@
 //! Where toolhost stands: its `tools/call` round trip next to a bare
-//! tiny_http responder (the floor), in one run, plus the first call of a
-//! fresh client, a 1,000-tool `tools/list`, a call streamed as SSE with three
-//! progress events, session churn and memory per idle session.
+//! tiny_http responder (the floor), in one run, with the CPU each process
+//! spent; the memory of a host alone, idle and under 16 connections; the
+//! first call of a fresh client, a 1,000-tool `tools/list`, a call streamed
+//! as SSE with three progress events, session churn and memory per idle
+//! session.
 //!
 //! ```text
-//! cargo bench --bench roundtrip
-//! ROUNDTRIP_ROUNDS=9 ROUNDTRIP_SECS=2 cargo bench --bench roundtrip
+//! cargo bench -p toolhost-tests --bench roundtrip
+//! ROUNDTRIP_ROUNDS=9 ROUNDTRIP_SECS=2 cargo bench -p toolhost-tests --bench roundtrip
 //! ```
 //!
 //! The servers run in a child process (this binary with `--serve`), the load
 //! generator in this one, so they can sit on different cores: with
 //! `taskset` installed and two or more CPUs, the load generator is pinned to
-//! CPU 0 and the child to CPU 1 (`ROUNDTRIP_PIN=0` turns that off). The load
-//! generator is `toolhost::client` itself, one keep-alive connection per
-//! thread, the same code and the same request bytes against both servers
-//! (the floor is sent the bearer too, and issues session ids of toolhost's
-//! length). Both servers have the same worker count and `TCP_NODELAY`; the
-//! floor parses each body with serde_json and answers a fixed result for the
-//! method, authenticating nothing.
+//! CPU 0 and the child to CPU 1 (`ROUNDTRIP_PIN=0` turns that off). The
+//! calls are sent by the harness's light load generator
+//! (`toolhost_tests::load`), one keep-alive connection per thread, the same
+//! request bytes to both servers (the floor is sent the bearer too, and
+//! issues session ids of toolhost's length); each row shows the CPU both
+//! processes spent, as a share of one core, so a saturated server core is
+//! seen as such. Both servers have the same worker count and `TCP_NODELAY`;
+//! the floor parses each body with serde_json and answers a fixed result for
+//! the method, authenticating nothing. The memory is that of a second child
+//! (`--serve-alone`): a host with one session and nothing else.
 //!
+//! Any failed call (a 503 included) fails the bench, after the report.
 //! The last line is `bench: call/floor c1=… c4=… c16=… first_call_ms=…
-//! sse_call_ms=… churn_per_s=… bytes_per_session=…`. See BENCHMARKS.md,
-//! which also shows how `--profile` counts instructions per call.
+//! list_1000_ms=… sse_call_ms=… churn_per_s=… bytes_per_session=…
+//! idle_rss_kib=… load_rss_kib=… idle_anon_kib=… load_anon_kib=… errors=…`. See BENCHMARKS.md, which also
+//! shows how `--profile` counts instructions per call.
 
 use std::io::{self, BufRead, BufReader, Cursor, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
@@ -34,6 +41,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use toolhost::client::{CallOptions, Client, ClientError, Era};
 use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome, DEFAULT_WORKERS};
+use toolhost_tests::load::{Answer, Histogram, LoadConn, LoadSession};
+use toolhost_tests::process;
 
 /// Concurrencies (keep-alive connections) of the call rounds.
 const CONCURRENCY: [usize; 3] = [1, 4, 16];
@@ -45,11 +54,15 @@ const SSE_CALLS: usize = 300;
 const IDLE_SESSIONS: usize = 10_000;
 /// Tools in the big `tools/list`.
 const BIG_LIST: usize = 1_000;
+/// Lists of [`BIG_LIST`] tools timed.
+const BIG_LISTS: usize = 50;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let outcome = if args.iter().any(|a| a == "--serve") {
         serve()
+    } else if args.iter().any(|a| a == "--serve-alone") {
+        serve_alone()
     } else if let Some(at) = args.iter().position(|a| a == "--profile") {
         profile(&args[at + 1..])
     } else {
@@ -80,11 +93,11 @@ fn profile(args: &[String]) -> Fallible<()> {
     let calls: usize = args.get(2).and_then(|n| n.parse().ok()).unwrap_or(2000);
     let host = ToolHost::bind(HostConfig::default().server_name("roundtrip"))?;
     let session = host.open_session(echo_tools()?);
+    let auth = session.authorization();
     let servers = Servers {
-        toolhost: session.url(),
-        auth: session.authorization(),
+        toolhost: Endpoint::new(&session.url(), &auth, std::process::id())?,
+        floor: Endpoint::new(&floor(DEFAULT_WORKERS)?, &auth, std::process::id())?,
         many_auth: String::new(),
-        floor: floor(DEFAULT_WORKERS)?,
         workers: DEFAULT_WORKERS as u64,
         bytes_per_session: None,
         bytes_per_session_own_surface: None,
@@ -142,14 +155,6 @@ fn many_tools() -> Fallible<StaticSurface> {
     Ok(surface)
 }
 
-/// Resident set size of this process, from /proc/self/status.
-fn rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
 /// Opens [`IDLE_SESSIONS`] sessions made by `surface` and returns them
 /// with the growth of RSS they caused, in bytes per session. Fresh memory
 /// only: what earlier sessions freed would be reused and hide the cost, so
@@ -158,11 +163,12 @@ fn open_idle<S: toolhost::ToolSurface + 'static>(
     host: &ToolHost,
     mut surface: impl FnMut() -> S,
 ) -> (Vec<toolhost::ToolSession>, Option<u64>) {
-    let before = rss_bytes();
+    let rss = || process::resident_bytes(std::process::id());
+    let before = rss();
     let sessions: Vec<_> = (0..IDLE_SESSIONS)
         .map(|_| host.open_session(surface()))
         .collect();
-    let per_session = rss_bytes()
+    let per_session = rss()
         .zip(before)
         .map(|(after, before)| after.saturating_sub(before) / IDLE_SESSIONS as u64);
     (sessions, per_session)
@@ -295,84 +301,62 @@ fn serve() -> Fallible<()> {
     Ok(())
 }
 
-// --- the load generator --------------------------------------------------
-
-/// A log-linear latency histogram in nanoseconds: 128 buckets per power of
-/// two, so a reported percentile is within 1% of the true value.
-#[derive(Clone)]
-struct Histogram {
-    counts: Vec<u64>,
-    total: u64,
+/// The child whose memory is measured: a host with the default settings
+/// and one session, nothing else in the process. Prints its URL and bearer,
+/// and serves until stdin closes.
+fn serve_alone() -> Fallible<()> {
+    let host = ToolHost::bind(HostConfig::default().server_name("roundtrip"))?;
+    let echo = host.open_session(echo_tools()?);
+    println!(
+        "{}",
+        json!({"toolhost": echo.url(), "auth": echo.authorization()})
+    );
+    io::stdout().flush()?;
+    io::copy(&mut io::stdin(), &mut io::sink())?;
+    Ok(())
 }
 
-const SUB: u64 = 128;
+// --- the load generator --------------------------------------------------
 
-impl Histogram {
-    fn new() -> Histogram {
-        Histogram {
-            counts: vec![0; (SUB as usize) * 58],
-            total: 0,
-        }
+/// A server to call: its URL and address, the bearer to send, and the
+/// process it runs in.
+struct Endpoint {
+    url: String,
+    addr: SocketAddr,
+    auth: String,
+    pid: u32,
+}
+
+impl Endpoint {
+    fn new(url: &str, auth: &str, pid: u32) -> Fallible<Endpoint> {
+        let authority = url
+            .strip_prefix("http://")
+            .and_then(|rest| rest.split('/').next())
+            .ok_or_else(|| format!("not an http URL: {url}"))?;
+        Ok(Endpoint {
+            url: url.to_owned(),
+            addr: authority.parse()?,
+            auth: auth.to_owned(),
+            pid,
+        })
     }
 
-    fn index(ns: u64) -> usize {
-        if ns < SUB {
-            return ns as usize;
-        }
-        let exp = 63 - u64::from(ns.leading_zeros()); // >= 7
-        let shift = exp - 7;
-        let mantissa = (ns >> shift) - SUB;
-        (SUB + shift * SUB + mantissa) as usize
-    }
-
-    fn value(index: usize) -> u64 {
-        let index = index as u64;
-        if index < SUB {
-            return index;
-        }
-        let shift = (index - SUB) / SUB;
-        let mantissa = (index - SUB) % SUB;
-        // The middle of the bucket.
-        ((SUB + mantissa) << shift) + ((1u64 << shift) >> 1)
-    }
-
-    fn record(&mut self, elapsed: Duration) {
-        let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
-        let index = Histogram::index(ns).min(self.counts.len() - 1);
-        self.counts[index] += 1;
-        self.total += 1;
-    }
-
-    fn merge(&mut self, other: &Histogram) {
-        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
-            *a += b;
-        }
-        self.total += other.total;
-    }
-
-    /// The `q` quantile (0..=1) in microseconds.
-    fn quantile_us(&self, q: f64) -> f64 {
-        if self.total == 0 {
-            return f64::NAN;
-        }
-        let rank = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
-        let mut seen = 0;
-        for (index, count) in self.counts.iter().enumerate() {
-            seen += count;
-            if seen >= rank {
-                return Histogram::value(index) as f64 / 1000.0;
-            }
-        }
-        f64::NAN
+    /// A client of the crate's own, in `era`. The floor gets the same
+    /// `Authorization` header (and ignores it), so both servers parse
+    /// requests of the same size.
+    fn client(&self, era: Era) -> Result<Client, ClientError> {
+        Client::builder(&self.url)
+            .header("Authorization", &self.auth)
+            .era(era)
+            .connect()
     }
 }
 
 /// What the child printed.
 struct Servers {
-    toolhost: String,
-    auth: String,
+    toolhost: Endpoint,
+    floor: Endpoint,
     many_auth: String,
-    floor: String,
     workers: u64,
     bytes_per_session: Option<u64>,
     bytes_per_session_own_surface: Option<u64>,
@@ -395,24 +379,23 @@ impl Target {
 }
 
 impl Servers {
-    /// A client of `target`. The floor gets the same `Authorization` header
-    /// (and ignores it), so both servers parse requests of the same size.
-    fn client(&self, target: Target, era: Era) -> Result<Client, ClientError> {
-        let url = match target {
+    fn endpoint(&self, target: Target) -> &Endpoint {
+        match target {
             Target::Toolhost => &self.toolhost,
             Target::Floor => &self.floor,
-        };
-        Client::builder(url)
-            .header("Authorization", &self.auth)
-            .era(era)
-            .connect()
+        }
+    }
+
+    /// A client of `target`, of the crate's own.
+    fn client(&self, target: Target, era: Era) -> Result<Client, ClientError> {
+        self.endpoint(target).client(era)
     }
 }
 
 /// Calls that did not succeed, by kind.
 #[derive(Clone, Copy, Default)]
 struct Errors {
-    /// 503: every call slot was taken.
+    /// 503: every call slot and the line of waiting calls were full.
     busy: u64,
     /// A tool error result.
     tool: u64,
@@ -427,6 +410,10 @@ impl Errors {
         self.other += other.other;
     }
 
+    fn total(self) -> u64 {
+        self.busy + self.tool + self.other
+    }
+
     fn describe(self) -> String {
         match (self.busy, self.tool, self.other) {
             (0, 0, 0) => "0".into(),
@@ -436,69 +423,122 @@ impl Errors {
     }
 }
 
-/// One cell: `conns` clients calling `echo` for `run`, after a warm-up.
+/// One cell: `conns` load connections calling `echo` for `run`, after a
+/// warm-up; the CPU both processes spent, and the server's largest
+/// resident set seen.
 struct Cell {
     calls_per_s: f64,
     histogram: Histogram,
     errors: Errors,
+    wall: Duration,
+    server_cpu: Duration,
+    client_cpu: Duration,
+    /// The largest resident set and anonymous part seen.
+    peak_rss: Option<u64>,
+    peak_anon: Option<u64>,
 }
 
-fn run_cell(
-    servers: &Servers,
-    target: Target,
-    era: Era,
-    conns: usize,
-    run: Duration,
-) -> Fallible<Cell> {
-    let clients = (0..conns)
-        .map(|_| servers.client(target, era))
-        .collect::<Result<Vec<_>, _>>()?;
+/// The MCP session of one load connection: a stateful one is opened by the
+/// crate's client, whose connection then closes (the session stays).
+fn load_session(server: &Endpoint, era: Era) -> Fallible<LoadSession> {
+    if era == Era::Stateless {
+        return Ok(LoadSession::Stateless);
+    }
+    let client = server.client(era)?;
+    Ok(LoadSession::Stateful {
+        session_id: client.session_id().unwrap_or_default().to_owned(),
+        revision: client.revision().to_string(),
+    })
+}
+
+fn run_cell(server: &Endpoint, era: Era, conns: usize, run: Duration) -> Fallible<Cell> {
+    let mut connections = Vec::with_capacity(conns);
+    for _ in 0..conns {
+        let session = load_session(server, era)?;
+        let arguments = json!({"text": "hello"});
+        let mut conn = LoadConn::open(server.addr, &server.auth, &session, "echo", &arguments)?;
+        // One call before the next connection opens: tiny_http could queue
+        // two connections that arrive together for one of its threads, and
+        // a connection that sends nothing yet would keep the other waiting
+        // (see "Slow clients and tiny_http's connection pool" in
+        // BENCHMARKS.md).
+        conn.call()?;
+        connections.push(conn);
+    }
     let barrier = Arc::new(Barrier::new(conns + 1));
     let stop = Arc::new(AtomicBool::new(false));
-    let workers: Vec<_> = clients
+    let workers: Vec<_> = connections
         .into_iter()
-        .map(|mut client| {
+        .map(|mut conn| {
             let barrier = Arc::clone(&barrier);
             let stop = Arc::clone(&stop);
             thread::spawn(move || {
-                let args = json!({"text": "hello"});
-                let mut histogram = Histogram::new();
+                let mut histogram = Histogram::default();
                 let mut errors = Errors::default();
+                let mut alive = true;
                 // Warm-up: connections, caches and the allocator settle.
                 let warm = Instant::now();
-                while warm.elapsed() < Duration::from_millis(200) {
-                    let _ = client.call_tool("echo", args.clone());
+                while alive && warm.elapsed() < Duration::from_millis(200) {
+                    alive = conn.call().is_ok();
                 }
                 barrier.wait();
-                while !stop.load(Ordering::Relaxed) {
+                while alive && !stop.load(Ordering::Relaxed) {
                     let started = Instant::now();
-                    match client.call_tool("echo", args.clone()) {
-                        Ok(result) if !result.is_error => histogram.record(started.elapsed()),
-                        Ok(_) => errors.tool += 1,
-                        Err(ClientError::Rpc { status: 503, .. }) => errors.busy += 1,
-                        Err(_) => errors.other += 1,
+                    match conn.call() {
+                        Ok(Answer::Success) => histogram.record(started.elapsed()),
+                        Ok(Answer::ToolError) => errors.tool += 1,
+                        Ok(Answer::Busy) => errors.busy += 1,
+                        Ok(Answer::Status(_)) => errors.other += 1,
+                        Err(_) => {
+                            errors.other += 1;
+                            alive = false;
+                        }
                     }
                 }
                 (histogram, errors)
             })
         })
         .collect();
+    let cpu = || {
+        (
+            process::cpu_time(server.pid),
+            process::cpu_time(std::process::id()),
+        )
+    };
     barrier.wait();
+    let (server_before, client_before) = cpu();
     let started = Instant::now();
-    thread::sleep(run);
+    let mut peak_rss = process::resident_bytes(server.pid);
+    let mut peak_anon = process::anonymous_bytes(server.pid);
+    while started.elapsed() < run {
+        thread::sleep(Duration::from_millis(50).min(run));
+        peak_rss = peak_rss.max(process::resident_bytes(server.pid));
+        peak_anon = peak_anon.max(process::anonymous_bytes(server.pid));
+    }
     stop.store(true, Ordering::Relaxed);
-    let elapsed = started.elapsed();
-    let mut histogram = Histogram::new();
+    let mut histogram = Histogram::default();
     let mut errors = Errors::default();
     for worker in workers {
         let (h, e) = worker.join().map_err(|_| "a load thread panicked")?;
         histogram.merge(&h);
         errors.add(e);
     }
+    let wall = started.elapsed();
+    let (server_after, client_after) = cpu();
+    let spent = |before: Option<Duration>, after: Option<Duration>| {
+        after
+            .zip(before)
+            .map_or(Duration::ZERO, |(a, b)| a.saturating_sub(b))
+    };
     Ok(Cell {
-        calls_per_s: histogram.total as f64 / elapsed.as_secs_f64(),
+        calls_per_s: histogram.total() as f64 / wall.as_secs_f64(),
         histogram,
         errors,
+        wall,
+        server_cpu: spent(server_before, server_after),
+        client_cpu: spent(client_before, client_after),
+        peak_rss,
+        peak_anon,
     })
 }
 
@@ -558,9 +598,9 @@ fn machine_line() -> String {
     format!("{model}, {cpus} CPUs, Linux {}", kernel.trim())
 }
 
-/// Pins this process to CPU 0 and starts the child on CPU 1, when possible.
-fn start_child() -> Fallible<(Child, String)> {
-    let exe = std::env::current_exe()?;
+/// Pins this process to CPU 0, once, when it can; returns whether it did
+/// (then the children go on CPU 1) and a note saying so.
+fn pin_self() -> (bool, String) {
     let cpus = thread::available_parallelism().map_or(1, |n| n.get());
     let want_pin = std::env::var("ROUNDTRIP_PIN").map_or(true, |v| v != "0");
     let pinned = want_pin
@@ -570,18 +610,6 @@ fn start_child() -> Fallible<(Child, String)> {
             .stdout(Stdio::null())
             .status()
             .is_ok_and(|s| s.success());
-    let mut command = if pinned {
-        let mut c = Command::new("taskset");
-        c.args(["-c", "1"]).arg(&exe);
-        c
-    } else {
-        Command::new(&exe)
-    };
-    let child = command
-        .arg("--serve")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()?;
     let note = if pinned {
         "load generator on CPU 0, servers on CPU 1 (taskset)".to_owned()
     } else if !want_pin {
@@ -589,24 +617,46 @@ fn start_child() -> Fallible<(Child, String)> {
     } else {
         format!("unpinned (taskset missing or failed, or {cpus} CPU)")
     };
-    Ok((child, note))
+    (pinned, note)
 }
 
-fn read_servers(child: &mut Child) -> Fallible<Servers> {
+/// Starts this binary with `mode` (`--serve`, `--serve-alone`), on CPU 1
+/// when `pinned`, and reads the JSON line it prints first.
+fn start_child(mode: &str, pinned: bool) -> Fallible<(Child, Value)> {
+    let exe = std::env::current_exe()?;
+    let mut command = if pinned {
+        let mut c = Command::new("taskset");
+        c.args(["-c", "1"]).arg(&exe);
+        c
+    } else {
+        Command::new(&exe)
+    };
+    let mut child = command
+        .arg(mode)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()?;
     let stdout = child.stdout.take().ok_or("no child stdout")?;
     let mut line = String::new();
     BufReader::new(stdout).read_line(&mut line)?;
-    let v: Value = serde_json::from_str(&line).map_err(|e| format!("child said {line:?}: {e}"))?;
-    let text = |k: &str| {
-        v[k].as_str()
-            .map(str::to_owned)
-            .ok_or(format!("child line lacks {k}"))
-    };
+    let said = serde_json::from_str(&line).map_err(|e| format!("child said {line:?}: {e}"))?;
+    Ok((child, said))
+}
+
+/// The text field `key` of a child's line.
+fn text(said: &Value, key: &str) -> Fallible<String> {
+    Ok(said[key]
+        .as_str()
+        .ok_or(format!("the child's line lacks {key}"))?
+        .to_owned())
+}
+
+fn read_servers(child: &Child, v: &Value) -> Fallible<Servers> {
+    let auth = text(v, "auth")?;
     Ok(Servers {
-        toolhost: text("toolhost")?,
-        auth: text("auth")?,
-        many_auth: text("many_auth")?,
-        floor: text("floor")?,
+        toolhost: Endpoint::new(&text(v, "toolhost")?, &auth, child.id())?,
+        floor: Endpoint::new(&text(v, "floor")?, &auth, child.id())?,
+        many_auth: text(v, "many_auth")?,
         workers: v["workers"].as_u64().unwrap_or(0),
         bytes_per_session: v["bytes_per_session"].as_u64(),
         bytes_per_session_own_surface: v["bytes_per_session_own_surface"].as_u64(),
@@ -621,64 +671,114 @@ fn env_number(name: &str, default: f64) -> f64 {
         .unwrap_or(default)
 }
 
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn kib(bytes: Option<u64>) -> String {
+    bytes.map_or("n/a".to_owned(), |b| format!("{}", b / 1024))
+}
+
+/// What one row of the table adds up: its cells' rates, latencies,
+/// errors and CPU.
+#[derive(Default)]
+struct Row {
+    rates: Vec<f64>,
+    histogram: Histogram,
+    errors: Errors,
+    wall: Duration,
+    server_cpu: Duration,
+    client_cpu: Duration,
+}
+
+impl Row {
+    fn add(&mut self, cell: &Cell) {
+        self.rates.push(cell.calls_per_s);
+        self.histogram.merge(&cell.histogram);
+        self.errors.add(cell.errors);
+        self.wall += cell.wall;
+        self.server_cpu += cell.server_cpu;
+        self.client_cpu += cell.client_cpu;
+    }
+
+    /// CPU as a share of one core over the row's cells.
+    fn share(&self, cpu: Duration) -> f64 {
+        cpu.as_secs_f64() / self.wall.as_secs_f64()
+    }
+}
+
+const TABLE_HEAD: &str =
+    "era        conns server     calls/s   p50 µs   p99 µs p99.9 µs errors srv CPU cli CPU";
+
+fn print_row(era: &str, conns: usize, server: &str, row: &mut Row) {
+    let h = &row.histogram;
+    println!(
+        "{:<9} {:>6} {:<8} {:>9.0} {:>8.1} {:>8.1} {:>8.1} {:>6} {:>7.2} {:>7.2}",
+        era,
+        conns,
+        server,
+        median(&mut row.rates),
+        h.quantile_us(0.5),
+        h.quantile_us(0.99),
+        h.quantile_us(0.999),
+        row.errors.describe(),
+        row.share(row.server_cpu),
+        row.share(row.client_cpu),
+    );
+}
+
+fn era_name(era: Era) -> &'static str {
+    if era == Era::Stateful {
+        "stateful"
+    } else {
+        "stateless"
+    }
+}
+
 fn drive() -> Fallible<()> {
     let rounds = env_number("ROUNDTRIP_ROUNDS", 5.0).max(1.0) as usize;
     let run = Duration::from_secs_f64(env_number("ROUNDTRIP_SECS", 1.0).max(0.05));
     let machine = machine_line();
-    let (mut child, pinning) = start_child()?;
-    let servers = read_servers(&mut child)?;
-    println!("machine: {machine}");
+    let load_before = load_average();
+    let (pinned, pinning) = pin_self();
+    let (mut child, said) = start_child("--serve", pinned)?;
+    let servers = read_servers(&child, &said)?;
+    println!("machine: {machine}; load average {load_before} before");
     println!("placement: {pinning}");
     println!(
-        "servers: toolhost ({}) and the floor ({}), {} workers each; load: toolhost::client, one keep-alive connection per thread",
-        servers.toolhost, servers.floor, servers.workers
+        "servers: toolhost ({}) and the floor ({}), {} workers each; load: toolhost_tests::load, one keep-alive connection per thread",
+        servers.toolhost.url, servers.floor.url, servers.workers
     );
     println!(
-        "calls: tools/call echo, {rounds} rounds of {:.1}s per server and concurrency, alternating toolhost, floor, toolhost, …, 200 ms warm-up per connection",
+        "calls: tools/call echo, {rounds} rounds of {:.1}s per server and concurrency, alternating toolhost, floor, toolhost, …, 200 ms warm-up per connection; CPU as a share of one core",
         run.as_secs_f64()
     );
     println!();
-    println!(
-        "{:<9} {:>5} {:<8} {:>9} {:>8} {:>8} {:>9} {:>6}",
-        "era", "conns", "server", "calls/s", "p50 µs", "p99 µs", "p99.9 µs", "errors"
-    );
+    println!("{TABLE_HEAD}");
     let mut headline = Vec::new();
+    let mut errors = Errors::default();
     for era in [Era::Stateful, Era::Stateless] {
-        let era_name = if era == Era::Stateful {
-            "stateful"
-        } else {
-            "stateless"
-        };
         let mut ratios_line = Vec::new();
         for conns in CONCURRENCY {
             let mut ratios = Vec::new();
-            let mut rates = [Vec::new(), Vec::new()];
-            let mut histograms = [Histogram::new(), Histogram::new()];
-            let mut errors = [Errors::default(); 2];
+            let mut rows = [Row::default(), Row::default()];
             for _ in 0..rounds {
                 let mut round = [0.0; 2];
                 for (slot, target) in [Target::Toolhost, Target::Floor].into_iter().enumerate() {
-                    let cell = run_cell(&servers, target, era, conns, run)?;
+                    let cell = run_cell(servers.endpoint(target), era, conns, run)?;
                     round[slot] = cell.calls_per_s;
-                    rates[slot].push(cell.calls_per_s);
-                    histograms[slot].merge(&cell.histogram);
-                    errors[slot].add(cell.errors);
+                    rows[slot].add(&cell);
                 }
                 ratios.push(round[0] / round[1]);
             }
             for (slot, target) in [Target::Toolhost, Target::Floor].into_iter().enumerate() {
-                let h = &histograms[slot];
-                println!(
-                    "{:<9} {:>5} {:<8} {:>9.0} {:>8.1} {:>8.1} {:>9.1} {:>6}",
-                    era_name,
-                    conns,
-                    target.name(),
-                    median(&mut rates[slot]),
-                    h.quantile_us(0.5),
-                    h.quantile_us(0.99),
-                    h.quantile_us(0.999),
-                    errors[slot].describe()
-                );
+                print_row(era_name(era), conns, target.name(), &mut rows[slot]);
+                errors.add(rows[slot].errors);
             }
             let ratio = median(&mut ratios);
             ratios_line.push(format!("c{conns}={ratio:.3}"));
@@ -687,10 +787,52 @@ fn drive() -> Fallible<()> {
             }
         }
         println!(
-            "{era_name} call/floor (median of {rounds} round ratios): {}",
+            "{} call/floor (median of {rounds} round ratios): {}",
+            era_name(era),
             ratios_line.join(" ")
         );
     }
+
+    // The memory of a host alone: idle, then under 16 connections in each
+    // era, then idle again.
+    let (mut alone, said) = start_child("--serve-alone", pinned)?;
+    let lone = Endpoint::new(&text(&said, "toolhost")?, &text(&said, "auth")?, alone.id())?;
+    thread::sleep(Duration::from_millis(500));
+    let idle = (
+        process::resident_bytes(lone.pid),
+        process::anonymous_bytes(lone.pid),
+    );
+    let idle_threads = process::thread_count(lone.pid);
+    let (mut load_rss, mut load_anon, mut load_threads) = (None, None, None);
+    for era in [Era::Stateful, Era::Stateless] {
+        let cell = run_cell(&lone, era, 16, run)?;
+        errors.add(cell.errors);
+        load_rss = load_rss.max(cell.peak_rss);
+        load_anon = load_anon.max(cell.peak_anon);
+        load_threads = load_threads.max(process::thread_count(lone.pid));
+    }
+    thread::sleep(Duration::from_millis(500));
+    let after = (
+        process::resident_bytes(lone.pid),
+        process::anonymous_bytes(lone.pid),
+    );
+    drop(alone.stdin.take());
+    let _ = alone.wait();
+    let threads = |n: Option<usize>| n.map_or("?".to_owned(), |n| n.to_string());
+    println!();
+    println!("memory of a host alone (default settings, one session), resident KiB (of which anonymous: heap and stacks, not mapped from files):");
+    println!(
+        "  idle {} ({}), {} threads; under 16 connections (each era, {:.1}s) at most {} ({}), {} threads; idle again {} ({})",
+        kib(idle.0),
+        kib(idle.1),
+        threads(idle_threads),
+        run.as_secs_f64(),
+        kib(load_rss),
+        kib(load_anon),
+        threads(load_threads),
+        kib(after.0),
+        kib(after.1)
+    );
 
     // First call on a fresh connection, alternating servers.
     let mut firsts = [Vec::new(), Vec::new()];
@@ -707,22 +849,21 @@ fn drive() -> Fallible<()> {
         first_toolhost / first_floor
     );
 
-    // tools/list with 1,000 tools.
-    let mut big = Client::builder(&servers.toolhost)
+    // tools/list with 1,000 tools, by the crate's client, which parses the
+    // whole list; the list is dropped before the clock stops.
+    let mut big = Client::builder(&servers.toolhost.url)
         .header("Authorization", &servers.many_auth)
         .era(Era::Stateful)
         .connect()?;
     let mut lists = Vec::new();
     let mut listed = 0;
-    for _ in 0..50 {
+    for _ in 0..BIG_LISTS {
         let started = Instant::now();
         listed = big.list_tools()?.len();
         lists.push(started.elapsed().as_secs_f64() * 1000.0);
     }
-    println!(
-        "tools/list with {listed} tools (stateful, median of 50): {:.2} ms",
-        median(&mut lists)
-    );
+    let list_ms = median(&mut lists);
+    println!("tools/list with {listed} tools (stateful, toolhost::client, median of {BIG_LISTS}): {list_ms:.2} ms");
 
     // A call streamed as SSE with three progress events, next to a JSON
     // call on the same connection (alternating), then the same with 1 ms of
@@ -766,11 +907,20 @@ fn drive() -> Fallible<()> {
 
     drop(child.stdin.take());
     let _ = child.wait();
+    println!("load average {} after", load_average());
     println!(
-        "bench: call/floor {} first_call_ms={first_toolhost:.3} sse_call_ms={sse_ms:.3} churn_per_s={:.0} bytes_per_session={}",
+        "bench: call/floor {} first_call_ms={first_toolhost:.3} list_1000_ms={list_ms:.2} sse_call_ms={sse_ms:.3} churn_per_s={:.0} bytes_per_session={} idle_rss_kib={} load_rss_kib={} idle_anon_kib={} load_anon_kib={} errors={}",
         headline.join(" "),
         servers.churn_per_s,
-        show(servers.bytes_per_session)
+        show(servers.bytes_per_session),
+        kib(idle.0),
+        kib(load_rss),
+        kib(idle.1),
+        kib(load_anon),
+        errors.total()
     );
+    if errors.total() > 0 {
+        return Err(format!("{} calls failed: {}", errors.total(), errors.describe()).into());
+    }
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! What toolhost's black-box tests, benches and harness programs share: a
 //! plain HTTP/1.1 client, an MCP client on top of it that checks every
 //! message the host sends against the official MCP schemas, event-stream
-//! readers, and a log of the events a host reports to its hook.
+//! readers, a log of the events a host reports to its hook, and for the
+//! benches a light load generator and a process's CPU and memory.
 //!
 //! Test support, not a library for users: it panics on anything unexpected,
 //! because a test that meets the unexpected should fail right there.
@@ -9,7 +10,9 @@
 #![deny(missing_docs)]
 
 pub mod events;
+pub mod load;
 pub mod mcp;
+pub mod process;
 pub mod schema;
 pub mod sse;
 pub mod wire;
