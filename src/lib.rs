@@ -43,7 +43,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-mod acp;
+pub mod acp;
 mod ask;
 mod base64;
 #[cfg(feature = "client")]
@@ -61,6 +61,8 @@ mod resume;
 mod schema;
 mod session;
 mod sse;
+#[cfg(feature = "client")]
+pub mod stdio_bridge;
 mod surface;
 mod timer;
 mod tool;
