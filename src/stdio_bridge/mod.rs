@@ -16,11 +16,10 @@
 //! running the program:
 //!
 //! ```no_run
-//! fn main() {
-//!     // First thing: in the copy an agent started, this relays and exits.
-//!     toolhost::stdio_bridge::run_if_requested();
-//!     // … the application, which binds a host and opens sessions …
-//! }
+//! // First thing in `main`: in the copy an agent started, this relays and
+//! // exits; everywhere else it returns at once.
+//! toolhost::stdio_bridge::run_if_requested();
+//! // … the application, which binds a host and opens sessions …
 //! ```
 //!
 //! The relay speaks newline-delimited JSON-RPC on stdin and stdout and
