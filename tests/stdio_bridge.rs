@@ -702,3 +702,30 @@ fn lines_that_are_not_messages_get_errors_and_the_relay_goes_on() {
     bridge.close_input();
     assert_eq!(bridge.ending(), Ending::InputClosed);
 }
+
+#[test]
+fn a_client_that_writes_everything_at_once_and_leaves_still_gets_its_answers() {
+    let host = host();
+    let seen = Arc::new(Seen::default());
+    let session = host.open_session(tools(&seen));
+    let mut bridge = Bridge::start(&session);
+    let script = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "script", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "scripted"}}}),
+    ];
+    let text: String = script.iter().map(|m| format!("{m}\n")).collect();
+    bridge.send_raw(text.as_bytes());
+    bridge.close_input();
+    let init = bridge.response(&json!(1));
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    // The call went in the session initialize opened, though it was
+    // written before that answer came.
+    let call = bridge.response(&json!(2));
+    assert_eq!(call["result"]["content"][0]["text"], "scripted", "{call}");
+    assert_eq!(seen.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(bridge.ending(), Ending::InputClosed);
+}

@@ -42,7 +42,11 @@
 //! JSON-RPC error (code `-32000`) saying the session has ended, and the
 //! relay exits. Nothing it writes ever mentions credentials: agents that
 //! see an HTTP 401 start an OAuth login, and a relay must not invite one.
-//! It exits too when stdin ends, ending the MCP session on its way out.
+//! It exits too when stdin ends, once the requests still in flight have
+//! answered (it waits a second at most), ending the MCP session on its way
+//! out. An `initialize` is carried before the next line is read, so that a
+//! client which writes without waiting for answers still has what follows
+//! travel in the MCP session it opens.
 //!
 //! An application that cannot re-execute itself can ship a relay of its
 //! own: `examples/stdio_relay.rs` is the whole program, [`Relay`] over

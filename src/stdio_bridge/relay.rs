@@ -13,10 +13,10 @@
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Sender};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -42,6 +42,14 @@ const REQUEST_TIMEOUT: i64 = -32001;
 /// seems to want one.
 const SESSION_ENDED_MESSAGE: &str = "this toolhost tool session has ended (the application that \
     served it closed it or exited), so its tools are no longer available; the stdio server exits now";
+
+/// How long requests still in flight when the input ends may take to
+/// bring their answers: long enough for a script that writes its requests
+/// and closes its end, short enough for a client that is shutting down.
+const INPUT_END_GRACE: Duration = Duration::from_secs(1);
+
+/// How often the relay looks whether the requests in flight are done.
+const IN_FLIGHT_POLL: Duration = Duration::from_millis(10);
 
 /// How long the standalone stream waits before it is opened again after
 /// the server ended it.
@@ -157,6 +165,9 @@ where
                 }
             }
             Event::InputEnded => {
+                if let Some(ending) = relay.finish_in_flight(&inbox) {
+                    break ending;
+                }
                 relay.upstream.close(&mut relay.link);
                 break Ending::InputClosed;
             }
@@ -226,8 +237,23 @@ impl Relay {
         None
     }
 
+    /// Lets the requests in flight bring their answers, for at most
+    /// [`INPUT_END_GRACE`]; `Some` when the relay must end otherwise.
+    fn finish_in_flight(&self, inbox: &Receiver<Event>) -> Option<Ending> {
+        let deadline = Instant::now() + INPUT_END_GRACE;
+        while !lock(&self.in_flight).is_empty() && Instant::now() < deadline {
+            match inbox.recv_timeout(IN_FLIGHT_POLL) {
+                Ok(Event::SessionEnded) => return Some(Ending::SessionEnded),
+                Ok(Event::OutputFailed) => return Some(Ending::OutputClosed),
+                Ok(Event::Line(_) | Event::InputEnded) | Err(_) => {}
+            }
+        }
+        None
+    }
+
     /// Sends a request (or a batch holding requests) on a thread of its
-    /// own, which hands its answer to the output.
+    /// own, which hands its answer to the output. `initialize` is carried
+    /// before the next line is read.
     fn request(&mut self, message: Value, ids: Vec<Value>) -> Option<Ending> {
         if self.ended.load(Ordering::SeqCst) {
             for id in &ids {
@@ -258,6 +284,12 @@ impl Relay {
             in_flight: Arc::clone(&self.in_flight),
             ended: Arc::clone(&self.ended),
         };
+        if message.get("method").and_then(Value::as_str) == Some("initialize") {
+            // What follows travels in the MCP session this opens: carry it
+            // before reading on, whatever the client sends meanwhile.
+            carrier.carry(&message, &cancel, &keys);
+            return None;
+        }
         let spawned = thread::Builder::new()
             .name("stdio-bridge-request".into())
             .spawn(move || carrier.carry(&message, &cancel, &keys));
