@@ -2,7 +2,7 @@
 //! (ACP), and from agents set up by file or flag.
 //!
 //! An ACP agent takes its tools from the `mcpServers` list of `session/new`.
-//! [`ToolSession::acp_mcp_servers_for`] chooses the entry from what the
+//! [`ToolSession::acp_mcp_servers_for`](crate::ToolSession::acp_mcp_servers_for) chooses the entry from what the
 //! agent's `initialize` answered ([`AgentMcpSupport`]): ACP v1 requires every
 //! agent to take **stdio** entries and lets it announce more in
 //! `agentCapabilities.mcpCapabilities` (`http`, `sse`); the v2 draft moves
@@ -25,13 +25,13 @@
 //! SSE** (the host serves no SSE transport, and an `sse` entry can fail a
 //! whole session), typed where the agent speaks v2. An agent that drops an
 //! entry it announced shows up as a turn in which the host served nothing;
-//! force the other kind with [`ToolSession::acp_mcp_servers_using`]. The
+//! force the other kind with [`ToolSession::acp_mcp_servers_using`](crate::ToolSession::acp_mcp_servers_using). The
 //! stdio entry starts the running program again as a relay to the session
 //! ([`crate::stdio_bridge`]).
 //!
 //! The rest are the shapes agents set up by file or flag take (Claude
 //! Code, Gemini CLI, Codex, VS Code), built by methods of
-//! [`ToolSession`]. Every shape carries the same three facts — the server
+//! [`ToolSession`](crate::ToolSession). Every shape carries the same three facts — the server
 //! name, the URL and the `Authorization` header value — in the layout its
 //! project documents; the source of each layout is cited where it is built.
 //! Nothing here validates or escapes per call: the server name was checked
@@ -43,12 +43,12 @@
 
 mod entries;
 
+pub(crate) use entries::{mcp_servers_using, stdio_bridge_entry};
 pub use entries::{AgentMcpSupport, McpTransport};
 
 use serde_json::{json, Value};
 
 use crate::error::Error;
-use crate::session::ToolSession;
 
 /// The longest server name accepted.
 ///
@@ -117,131 +117,73 @@ pub(crate) fn mcp_servers(name: &str, url: &str, authorization: &str) -> Value {
     }])
 }
 
-/// Client configurations for agents that are not driven over ACP.
-impl ToolSession {
-    /// Claude Code's MCP configuration: the content of a project's
-    /// `.mcp.json`, or the argument of `claude --mcp-config` (which takes a
-    /// file or the JSON text itself).
-    ///
-    /// ```
-    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
-    ///
-    /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
-    /// let session = host.open_session(StaticSurface::new());
-    /// let config = session.claude_code_config();
-    /// let server = &config["mcpServers"]["myapp"];
-    /// assert_eq!(server["type"], "http");
-    /// assert_eq!(server["url"], session.url());
-    /// assert_eq!(server["headers"]["Authorization"], session.authorization());
-    /// // e.g. Command::new("claude").arg("--mcp-config").arg(config.to_string())
-    /// # Ok::<(), toolhost::Error>(())
-    /// ```
-    pub fn claude_code_config(&self) -> Value {
-        // Source: Claude Code docs, "Connect Claude Code to tools via MCP"
-        // (https://code.claude.com/docs/en/mcp): `.mcp.json` holds
-        // `mcpServers`, keyed by server name; a remote server is
-        // `"type": "http"` with `url` and a `headers` object. `${VAR}` is
-        // expanded in `url` and `headers`, which is why no value may hold `$`.
-        json!({
-            "mcpServers": {
-                self.server_name(): {
-                    "type": "http",
-                    "url": self.url(),
-                    "headers": {"Authorization": self.authorization()},
-                },
+/// Claude Code's MCP configuration: the content of a project's
+pub(crate) fn claude_code_config(name: &str, url: &str, authorization: &str) -> Value {
+    // Source: Claude Code docs, "Connect Claude Code to tools via MCP"
+    // (https://code.claude.com/docs/en/mcp): `.mcp.json` holds
+    // `mcpServers`, keyed by server name; a remote server is
+    // `"type": "http"` with `url` and a `headers` object. `${VAR}` is
+    // expanded in `url` and `headers`, which is why no value may hold `$`.
+    json!({
+        "mcpServers": {
+            name: {
+                "type": "http",
+                "url": url,
+                "headers": {"Authorization": authorization},
             },
-        })
-    }
+        },
+    })
+}
 
-    /// Gemini CLI's MCP configuration: an object to merge into
-    /// `.gemini/settings.json` (project) or `~/.gemini/settings.json` (user).
-    ///
-    /// ```
-    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
-    ///
-    /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
-    /// let session = host.open_session(StaticSurface::new());
-    /// let config = session.gemini_cli_config();
-    /// let server = &config["mcpServers"]["myapp"];
-    /// assert_eq!(server["httpUrl"], session.url());
-    /// assert_eq!(server["headers"]["Authorization"], session.authorization());
-    /// # Ok::<(), toolhost::Error>(())
-    /// ```
-    pub fn gemini_cli_config(&self) -> Value {
-        // Source: Gemini CLI docs, "MCP servers with Gemini CLI"
-        // (google-gemini/gemini-cli, docs/tools/mcp-server.md): servers live
-        // under `mcpServers`; `httpUrl` selects Streamable HTTP (`url` would
-        // select the legacy SSE transport, which this host does not serve);
-        // `headers` is an object used with either.
-        json!({
-            "mcpServers": {
-                self.server_name(): {
-                    "httpUrl": self.url(),
-                    "headers": {"Authorization": self.authorization()},
-                },
+/// Gemini CLI's MCP configuration: an object to merge into
+pub(crate) fn gemini_cli_config(name: &str, url: &str, authorization: &str) -> Value {
+    // Source: Gemini CLI docs, "MCP servers with Gemini CLI"
+    // (google-gemini/gemini-cli, docs/tools/mcp-server.md): servers live
+    // under `mcpServers`; `httpUrl` selects Streamable HTTP (`url` would
+    // select the legacy SSE transport, which this host does not serve);
+    // `headers` is an object used with either.
+    json!({
+        "mcpServers": {
+            name: {
+                "httpUrl": url,
+                "headers": {"Authorization": authorization},
             },
-        })
-    }
+        },
+    })
+}
 
-    /// VS Code's MCP configuration: the content of a workspace's
-    /// `.vscode/mcp.json` (or of the user profile's `mcp.json`).
-    ///
-    /// ```
-    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
-    ///
-    /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
-    /// let session = host.open_session(StaticSurface::new());
-    /// let config = session.vscode_config();
-    /// let server = &config["servers"]["myapp"];
-    /// assert_eq!(server["type"], "http");
-    /// assert_eq!(server["url"], session.url());
-    /// assert_eq!(server["headers"]["Authorization"], session.authorization());
-    /// # Ok::<(), toolhost::Error>(())
-    /// ```
-    pub fn vscode_config(&self) -> Value {
-        // Source: VS Code docs, "MCP configuration reference"
-        // (https://code.visualstudio.com/docs/copilot/reference/mcp-configuration):
-        // the top-level key is `servers` (not `mcpServers`); an HTTP server
-        // has `type` ("http" or "sse"), `url`, and optional `headers`.
-        json!({
-            "servers": {
-                self.server_name(): {
-                    "type": "http",
-                    "url": self.url(),
-                    "headers": {"Authorization": self.authorization()},
-                },
+/// VS Code's MCP configuration: the content of a workspace's
+pub(crate) fn vscode_config(name: &str, url: &str, authorization: &str) -> Value {
+    // Source: VS Code docs, "MCP configuration reference"
+    // (https://code.visualstudio.com/docs/copilot/reference/mcp-configuration):
+    // the top-level key is `servers` (not `mcpServers`); an HTTP server
+    // has `type` ("http" or "sse"), `url`, and optional `headers`.
+    json!({
+        "servers": {
+            name: {
+                "type": "http",
+                "url": url,
+                "headers": {"Authorization": authorization},
             },
-        })
-    }
+        },
+    })
+}
 
-    /// Codex's MCP configuration: a TOML table to append to
-    /// `~/.codex/config.toml` (or a trusted project's `.codex/config.toml`).
-    ///
-    /// ```
-    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
-    ///
-    /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
-    /// let session = host.open_session(StaticSurface::new());
-    /// let toml = session.codex_config_toml();
-    /// assert!(toml.starts_with("[mcp_servers.myapp]\n"));
-    /// assert!(toml.contains(&format!("url = \"{}\"\n", session.url())));
-    /// # Ok::<(), toolhost::Error>(())
-    /// ```
-    pub fn codex_config_toml(&self) -> String {
-        // Source: Codex docs, "Config › MCP integration › Streamable HTTP"
-        // (openai/codex, docs/config.md): `[mcp_servers.<name>]` with `url`,
-        // then either `bearer_token_env_var` (the *name* of a variable that
-        // holds the token) or `http_headers`, a table of literal header
-        // values. The session's bearer lives only as long as the session,
-        // so it is written as a literal header rather than asking the user
-        // to export a variable.
-        format!(
-            "[mcp_servers.{name}]\nurl = {url}\nhttp_headers = {{ Authorization = {auth} }}\n",
-            name = toml_key(self.server_name()),
-            url = toml_string(&self.url()),
-            auth = toml_string(&self.authorization()),
-        )
-    }
+/// Codex's MCP configuration: a TOML table to append to
+pub(crate) fn codex_config_toml(name: &str, url: &str, authorization: &str) -> String {
+    // Source: Codex docs, "Config › MCP integration › Streamable HTTP"
+    // (openai/codex, docs/config.md): `[mcp_servers.<name>]` with `url`,
+    // then either `bearer_token_env_var` (the *name* of a variable that
+    // holds the token) or `http_headers`, a table of literal header
+    // values. The session's bearer lives only as long as the session,
+    // so it is written as a literal header rather than asking the user
+    // to export a variable.
+    format!(
+        "[mcp_servers.{name}]\nurl = {url}\nhttp_headers = {{ Authorization = {auth} }}\n",
+        name = toml_key(name),
+        url = toml_string(url),
+        auth = toml_string(authorization),
+    )
 }
 
 /// A TOML key: bare when it may be (`A-Za-z0-9_-`, non-empty), else quoted.
@@ -286,14 +228,9 @@ fn toml_string(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::{HostConfig, ToolHost};
-    use crate::surface::StaticSurface;
 
-    fn session(name: &str) -> (ToolHost, ToolSession) {
-        let host = ToolHost::bind(HostConfig::default().server_name(name)).unwrap();
-        let session = host.open_session(StaticSurface::new());
-        (host, session)
-    }
+    const URL: &str = "http://127.0.0.1:40123/mcp";
+    const AUTH: &str = "Bearer th_00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff0011223344556677";
 
     /// Serialises and parses back, so the test sees what a reader of the
     /// file would.
@@ -303,8 +240,8 @@ mod tests {
 
     #[test]
     fn the_acp_entry_is_an_mcp_server_http_and_nothing_more() {
-        let (_host, session) = session("myapp");
-        let servers = reparsed(&session.acp_mcp_servers());
+        let name = "myapp";
+        let servers = reparsed(&mcp_servers(name, URL, AUTH));
         let entries = servers.as_array().unwrap();
         assert_eq!(entries.len(), 1);
         let entry = entries[0].as_object().unwrap();
@@ -313,10 +250,10 @@ mod tests {
         assert_eq!(keys, ["headers", "name", "type", "url"]);
         assert_eq!(entry["type"], "http");
         assert_eq!(entry["name"], "myapp");
-        assert_eq!(entry["url"], session.url());
+        assert_eq!(entry["url"], URL);
         assert_eq!(
             entry["headers"],
-            json!([{"name": "Authorization", "value": session.authorization()}])
+            json!([{"name": "Authorization", "value": AUTH}])
         );
         // Not the object form other clients use: ACP headers are a list.
         assert!(entry["headers"].get("Authorization").is_none());
@@ -324,27 +261,27 @@ mod tests {
 
     #[test]
     fn the_claude_code_config_has_one_http_server_with_the_bearer_header() {
-        let (_host, session) = session("myapp");
-        let config = reparsed(&session.claude_code_config());
+        let name = "myapp";
+        let config = reparsed(&claude_code_config(name, URL, AUTH));
         assert_eq!(
             config,
             json!({"mcpServers": {"myapp": {
                 "type": "http",
-                "url": session.url(),
-                "headers": {"Authorization": session.authorization()},
+                "url": URL,
+                "headers": {"Authorization": AUTH},
             }}})
         );
     }
 
     #[test]
     fn the_gemini_config_uses_http_url_not_the_sse_url_key() {
-        let (_host, session) = session("myapp");
-        let config = reparsed(&session.gemini_cli_config());
+        let name = "myapp";
+        let config = reparsed(&gemini_cli_config(name, URL, AUTH));
         assert_eq!(
             config,
             json!({"mcpServers": {"myapp": {
-                "httpUrl": session.url(),
-                "headers": {"Authorization": session.authorization()},
+                "httpUrl": URL,
+                "headers": {"Authorization": AUTH},
             }}})
         );
         assert!(config["mcpServers"]["myapp"].get("url").is_none());
@@ -352,14 +289,14 @@ mod tests {
 
     #[test]
     fn the_vscode_config_lists_the_server_under_servers() {
-        let (_host, session) = session("myapp");
-        let config = reparsed(&session.vscode_config());
+        let name = "myapp";
+        let config = reparsed(&vscode_config(name, URL, AUTH));
         assert_eq!(
             config,
             json!({"servers": {"myapp": {
                 "type": "http",
-                "url": session.url(),
-                "headers": {"Authorization": session.authorization()},
+                "url": URL,
+                "headers": {"Authorization": AUTH},
             }}})
         );
         assert!(config.get("mcpServers").is_none());
@@ -367,14 +304,13 @@ mod tests {
 
     #[test]
     fn the_codex_config_is_exactly_one_table_with_url_and_a_literal_header() {
-        let (_host, session) = session("my-app_2");
-        let toml = session.codex_config_toml();
+        let name = "my-app_2";
+        let toml = codex_config_toml(name, URL, AUTH);
         let expected = format!(
             "[mcp_servers.my-app_2]\n\
              url = \"{}\"\n\
              http_headers = {{ Authorization = \"{}\" }}\n",
-            session.url(),
-            session.authorization()
+            URL, AUTH
         );
         assert_eq!(toml, expected);
         // The values needed no escaping, so the text holds them verbatim,
@@ -386,13 +322,13 @@ mod tests {
 
     #[test]
     fn no_config_value_holds_a_dollar_sign_that_a_client_would_expand() {
-        let (_host, session) = session("myapp");
+        let name = "myapp";
         for text in [
-            session.acp_mcp_servers().to_string(),
-            session.claude_code_config().to_string(),
-            session.gemini_cli_config().to_string(),
-            session.vscode_config().to_string(),
-            session.codex_config_toml(),
+            mcp_servers(name, URL, AUTH).to_string(),
+            claude_code_config(name, URL, AUTH).to_string(),
+            gemini_cli_config(name, URL, AUTH).to_string(),
+            vscode_config(name, URL, AUTH).to_string(),
+            codex_config_toml(name, URL, AUTH),
         ] {
             assert!(!text.contains('$'), "{text}");
         }
@@ -514,13 +450,5 @@ mod tests {
             assert!(message.contains(reason), "{name:?}: {message}");
             assert!(message.contains("use 1 to 32 characters"), "{message}");
         }
-    }
-
-    #[test]
-    fn the_default_server_name_is_valid() {
-        let host = ToolHost::bind(HostConfig::default()).unwrap();
-        let session = host.open_session(StaticSurface::new());
-        assert_eq!(session.server_name(), "toolhost");
-        assert!(validate_server_name(session.server_name()).is_ok());
     }
 }

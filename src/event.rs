@@ -23,7 +23,7 @@ pub enum Event {
         /// How long the handler ran.
         duration: Duration,
         /// What it came to.
-        outcome: CallResult,
+        outcome: crate::model::CallResult,
     },
     /// A call passed its deadline
     /// ([`HostConfig::call_timeout`](crate::HostConfig::call_timeout)): the
@@ -84,24 +84,6 @@ pub enum Event {
     SurfaceFault {
         /// What happened.
         message: String,
-    },
-}
-
-/// How a call that reached its handler ended.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum CallResult {
-    /// The handler succeeded.
-    Success,
-    /// The handler declined, with the reason it gave the model.
-    Declined {
-        /// The reason sent to the model.
-        reason: String,
-    },
-    /// The handler failed or panicked; the model got a generic error.
-    Failed {
-        /// The detail the model did not see.
-        detail: String,
     },
 }
 

@@ -1,4 +1,4 @@
-//! The host: configuration, the listener, the worker pool and shutdown.
+//! The host: the listener, the worker pool and shutdown.
 //!
 //! `bind` opens the listener before it returns, so a URL handed out right
 //! after is already connectable. Each worker thread loops on tiny_http's
@@ -15,331 +15,17 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use crate::call::ToolSurface;
+use crate::config::HostConfig;
 use crate::error::Error;
 use crate::event::{report, Event, EventHook};
 use crate::http::{self, Transport};
-use crate::hub::Hub;
-use crate::mcp::{CacheHint, CacheScope, CallSlots, Service, StateSigner};
-use crate::session::{lock, Endpoint, SessionTable, ToolSession};
-use crate::surface::ToolSurface;
-use crate::timer::Timer;
-
-/// The default number of worker threads: calls are blocking, so a few spare
-/// workers keep `ping` and `tools/list` answered while handlers run.
-pub const DEFAULT_WORKERS: usize = 8;
-
-/// The default interval of keep-alive comments on idle event streams.
-pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
-
-/// How long a call runs before the event hook hears of it by default.
-pub const DEFAULT_LONG_CALL_REPORT: Duration = Duration::from_secs(60);
-
-/// How long a request body may take to arrive, by default.
-pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// How long one write to a client may block, by default.
-pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// How long a detached response stream waits for its client to resume, by
-/// default.
-pub const DEFAULT_RESUME_WINDOW: Duration = Duration::from_secs(60);
-
-/// The default largest request body (4 MiB).
-pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
-
-/// How a [`ToolHost`] is set up. Every setting has a working default.
-///
-/// ```
-/// use toolhost::HostConfig;
-///
-/// let config = HostConfig::default()
-///     .server_name("myapp")
-///     .server_version("1.2.0")
-///     .instructions("Tools of the myapp editor. Prefer `search` before `open`.")
-///     .workers(4)
-///     .on_event(|event| eprintln!("toolhost: {event:?}"));
-/// # let _ = config;
-/// ```
-#[derive(Clone)]
-pub struct HostConfig {
-    addr: SocketAddr,
-    allow_non_loopback: bool,
-    name: String,
-    version: String,
-    title: Option<String>,
-    instructions: Option<String>,
-    workers: usize,
-    hook: Option<EventHook>,
-    allowed_origins: Vec<String>,
-    capability_urls: bool,
-    max_body_bytes: usize,
-    cache: CacheHint,
-    max_calls: Option<usize>,
-    keep_alive: Duration,
-    call_timeout: Option<Duration>,
-    long_call_report: Option<Duration>,
-    read_timeout: Duration,
-    write_timeout: Duration,
-    resume_window: Duration,
-}
-
-impl Default for HostConfig {
-    fn default() -> HostConfig {
-        HostConfig {
-            addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
-            allow_non_loopback: false,
-            name: "toolhost".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            title: None,
-            instructions: None,
-            workers: DEFAULT_WORKERS,
-            hook: None,
-            allowed_origins: Vec::new(),
-            capability_urls: false,
-            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
-            cache: CacheHint {
-                ttl_ms: 0,
-                scope: CacheScope::Private,
-            },
-            max_calls: None,
-            keep_alive: DEFAULT_KEEP_ALIVE,
-            call_timeout: None,
-            long_call_report: Some(DEFAULT_LONG_CALL_REPORT),
-            read_timeout: DEFAULT_READ_TIMEOUT,
-            write_timeout: DEFAULT_WRITE_TIMEOUT,
-            resume_window: DEFAULT_RESUME_WINDOW,
-        }
-    }
-}
-
-impl HostConfig {
-    /// The address to listen on; `127.0.0.1:0` (a free loopback port) by
-    /// default. A non-loopback address also needs
-    /// [`HostConfig::allow_non_loopback`].
-    #[must_use]
-    pub fn bind_addr(mut self, addr: SocketAddr) -> HostConfig {
-        self.addr = addr;
-        self
-    }
-
-    /// Permits a non-loopback [`HostConfig::bind_addr`]. Bearers still guard
-    /// every request, but anyone who can reach the address can try them, and
-    /// traffic is plain HTTP.
-    #[must_use]
-    pub fn allow_non_loopback(mut self) -> HostConfig {
-        self.allow_non_loopback = true;
-        self
-    }
-
-    /// The server's name in `initialize` and in the ACP entry (`toolhost` by
-    /// default). Agents often prefix tool names with it.
-    #[must_use]
-    pub fn server_name(mut self, name: impl Into<String>) -> HostConfig {
-        self.name = name.into();
-        self
-    }
-
-    /// The server's version in `initialize` (this crate's version by default).
-    #[must_use]
-    pub fn server_version(mut self, version: impl Into<String>) -> HostConfig {
-        self.version = version.into();
-        self
-    }
-
-    /// A display title for the server (sent from revision 2025-06-18 on).
-    #[must_use]
-    pub fn server_title(mut self, title: impl Into<String>) -> HostConfig {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Instructions for the model, sent in the `initialize` result.
-    #[must_use]
-    pub fn instructions(mut self, instructions: impl Into<String>) -> HostConfig {
-        self.instructions = Some(instructions.into());
-        self
-    }
-
-    /// How many worker threads serve requests ([`DEFAULT_WORKERS`] by
-    /// default). Each running handler holds one.
-    #[must_use]
-    pub fn workers(mut self, workers: usize) -> HostConfig {
-        self.workers = workers;
-        self
-    }
-
-    /// Calls `hook` for every [`Event`]. The hook runs on the worker that
-    /// handles the request, so it should be quick.
-    #[must_use]
-    pub fn on_event(mut self, hook: impl Fn(&Event) + Send + Sync + 'static) -> HostConfig {
-        self.hook = Some(Arc::new(hook));
-        self
-    }
-
-    /// Accepts requests whose `Origin` header is exactly `origin` (for
-    /// example `https://app.example`). Loopback origins are always accepted;
-    /// any other origin gets 403, which is what stops DNS rebinding.
-    #[must_use]
-    pub fn allow_origin(mut self, origin: impl Into<String>) -> HostConfig {
-        self.allowed_origins.push(origin.into());
-        self
-    }
-
-    /// Also serves each session at `/cap/<token>/mcp`, a URL that carries the
-    /// secret itself, for clients that cannot send an `Authorization` header
-    /// (see [`ToolSession::capability_url`]). Off by default: a URL leaks
-    /// more easily than a header (shell history, process lists, logs of the
-    /// client), so enable it only for clients that need it.
-    #[must_use]
-    pub fn capability_urls(mut self, enabled: bool) -> HostConfig {
-        self.capability_urls = enabled;
-        self
-    }
-
-    /// The largest request body accepted, in bytes ([`DEFAULT_MAX_BODY_BYTES`]
-    /// by default); larger ones get 413.
-    #[must_use]
-    pub fn max_body_bytes(mut self, bytes: usize) -> HostConfig {
-        self.max_body_bytes = bytes;
-        self
-    }
-}
-
-impl HostConfig {
-    /// The caching hint of `tools/list` and `server/discover` in 2026-07-28:
-    /// how long a client may reuse the answer, and who may share it. By
-    /// default `0` ms (tool lists can change at any moment, since the surface
-    /// is asked on every request) and [`CacheScope::Private`] (a tool list
-    /// belongs to one bearer).
-    #[must_use]
-    pub fn tools_cache(mut self, ttl: Duration, scope: CacheScope) -> HostConfig {
-        self.cache = CacheHint {
-            ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
-            scope,
-        };
-        self
-    }
-}
-
-impl HostConfig {
-    /// How many tool handlers may run at once, host-wide. A call past the
-    /// bound is refused at once with HTTP 503, `Retry-After: 1` and a
-    /// retryable JSON-RPC error, instead of waiting; the workers it leaves
-    /// free keep answering `ping`, `tools/list` and cancellations while
-    /// handlers run. It must be below [`HostConfig::workers`]; by default it
-    /// is three quarters of them (6 of the default 8).
-    #[must_use]
-    pub fn max_concurrent_calls(mut self, calls: usize) -> HostConfig {
-        self.max_calls = Some(calls);
-        self
-    }
-
-    /// How often idle event streams (the `GET` stream, `subscriptions/listen`)
-    /// get a `:` keep-alive comment ([`DEFAULT_KEEP_ALIVE`] by default). A
-    /// client that has gone away is noticed at the next one.
-    #[must_use]
-    pub fn keep_alive(mut self, interval: Duration) -> HostConfig {
-        self.keep_alive = interval;
-        self
-    }
-
-    /// Gives every tool call a deadline. At the deadline the client is
-    /// answered with a tool error (`isError: true`, saying the deadline
-    /// passed), the call is flagged cancelled
-    /// ([`CallContext::is_cancelled`](crate::CallContext::is_cancelled)), and
-    /// [`Event::CallTimedOut`] is reported. The handler itself is not stopped
-    /// — no thread can be — and keeps its worker and call slot until it
-    /// returns; its late result is dropped. No deadline by default.
-    #[must_use]
-    pub fn call_timeout(mut self, limit: Duration) -> HostConfig {
-        self.call_timeout = Some(limit);
-        self
-    }
-
-    /// How long a request body may take to arrive
-    /// ([`DEFAULT_READ_TIMEOUT`] by default): past it the worker stops
-    /// waiting and the client gets 408 once it sends the rest or hangs up.
-    /// It bounds how long a client holding a bearer can keep a worker by
-    /// sending a body slowly.
-    #[must_use]
-    pub fn read_timeout(mut self, timeout: Duration) -> HostConfig {
-        self.read_timeout = timeout;
-        self
-    }
-
-    /// How long one write to a client may block
-    /// ([`DEFAULT_WRITE_TIMEOUT`] by default): a client that stops reading
-    /// while its socket buffer is full is given up on after it, so that it
-    /// cannot hold a worker, a handler (blocked in a progress write) or the
-    /// stream hub. A response stream it drops is then treated as the
-    /// connection dropping: resumable in the stateful revisions, a
-    /// cancellation in 2026-07-28. On Unix only (the socket option is set
-    /// once on the listener, and accepted connections inherit it).
-    #[must_use]
-    pub fn write_timeout(mut self, timeout: Duration) -> HostConfig {
-        self.write_timeout = timeout;
-        self
-    }
-
-    /// How long a call's response stream waits for its client to come back
-    /// ([`DEFAULT_RESUME_WINDOW`] by default), in the stateful revisions
-    /// from 2025-03-26 on, where a dropped connection is not a cancellation.
-    ///
-    /// Every event of a streamed `tools/call` response carries an id (and at
-    /// 2025-11-25 the stream opens with an id-only priming event). When the
-    /// connection drops — or the handler closes it with
-    /// [`CallContext::close_stream`](crate::CallContext::close_stream) — the
-    /// call keeps running and its events are kept; the client resumes with
-    /// a `GET` carrying `Last-Event-ID` and receives what it missed, then
-    /// the rest. A call whose client stays away longer than the window is
-    /// cancelled at its next write, and a result nobody came back for is
-    /// dropped after it. `Duration::ZERO` turns resumption off: events carry
-    /// no ids and a dropped connection cancels the call at its next write.
-    /// 2026-07-28 streams are never resumable (closing one cancels it).
-    #[must_use]
-    pub fn resume_window(mut self, window: Duration) -> HostConfig {
-        self.resume_window = window;
-        self
-    }
-
-    /// Reports [`Event::CallRunningLong`] for every call still running after
-    /// `after` ([`DEFAULT_LONG_CALL_REPORT`] by default); `None` turns the
-    /// report off.
-    #[must_use]
-    pub fn report_long_calls(mut self, after: Option<Duration>) -> HostConfig {
-        self.long_call_report = after;
-        self
-    }
-
-    fn call_slots(&self) -> Result<usize, Error> {
-        let slots = self.max_calls.unwrap_or_else(|| {
-            (self.workers - self.workers / 4)
-                .min(self.workers - 1)
-                .max(1)
-        });
-        if slots == 0 || slots >= self.workers {
-            return Err(Error::InvalidConfig {
-                setting: "max_concurrent_calls",
-                problem: format!(
-                    "{slots} call slots with {} workers: it must be at least 1 and below the worker count, so that a worker stays free for ping, tools/list and cancellations (raise workers)",
-                    self.workers
-                ),
-            });
-        }
-        Ok(slots)
-    }
-}
-
-impl fmt::Debug for HostConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HostConfig")
-            .field("addr", &self.addr)
-            .field("name", &self.name)
-            .field("workers", &self.workers)
-            .field("capability_urls", &self.capability_urls)
-            .finish_non_exhaustive()
-    }
-}
+use crate::mcp::Server;
+use crate::runtime::table::SessionTable;
+use crate::runtime::Runtime;
+use crate::runtime::RuntimeConfig;
+use crate::session::{Endpoint, ToolSession};
+use crate::sync::lock;
 
 /// A running MCP endpoint on loopback, serving the surfaces of its sessions.
 ///
@@ -369,8 +55,7 @@ pub struct ToolHost {
     server: Mutex<Option<Arc<tiny_http::Server>>>,
     workers: Mutex<Vec<JoinHandle<()>>>,
     stopping: Arc<AtomicBool>,
-    hub: Arc<Hub>,
-    timer: Arc<Timer>,
+    transport: Arc<Transport>,
     hook: Option<EventHook>,
 }
 
@@ -422,8 +107,23 @@ impl ToolHost {
         let server = Arc::new(server);
 
         let table = Arc::new(SessionTable::new());
-        let hub = Hub::start(config.keep_alive).map_err(Error::Spawn)?;
-        let timer = Timer::start().map_err(Error::Spawn)?;
+        let runtime = Runtime::start(
+            Server {
+                name: config.name.clone(),
+                version: config.version,
+                title: config.title,
+                instructions: config.instructions,
+                hook: config.hook.clone(),
+                cache: config.cache,
+            },
+            &RuntimeConfig {
+                max_concurrent_calls: slots,
+                keep_alive: config.keep_alive,
+                call_timeout: config.call_timeout,
+                long_call_report: config.long_call_report,
+            },
+        )
+        .map_err(Error::Spawn)?;
         let url_ip = if addr.ip().is_unspecified() {
             IpAddr::V4(Ipv4Addr::LOCALHOST)
         } else {
@@ -431,27 +131,13 @@ impl ToolHost {
         };
         let endpoint = Arc::new(Endpoint {
             origin: format!("http://{}", SocketAddr::new(url_ip, addr.port())),
-            server_name: config.name.clone(),
+            server_name: config.name,
             capability_urls: config.capability_urls,
-            hub: Arc::clone(&hub),
+            hub: Arc::clone(&runtime.hub),
         });
-        let hook = config.hook.clone();
         let transport = Arc::new(Transport {
             table: Arc::clone(&table),
-            service: Service {
-                name: config.name,
-                version: config.version,
-                title: config.title,
-                instructions: config.instructions,
-                hook: config.hook,
-                cache: config.cache,
-                slots: CallSlots::new(slots),
-                hub: Arc::clone(&hub),
-                timer: Arc::clone(&timer),
-                states: StateSigner::new(),
-                call_timeout: config.call_timeout,
-                long_call_report: config.long_call_report,
-            },
+            runtime,
             ip: addr.ip(),
             port: addr.port(),
             allowed_origins: config.allowed_origins,
@@ -468,9 +154,8 @@ impl ToolHost {
             server: Mutex::new(Some(Arc::clone(&server))),
             workers: Mutex::new(Vec::with_capacity(config.workers)),
             stopping: Arc::clone(&stopping),
-            hub,
-            timer,
-            hook,
+            transport: Arc::clone(&transport),
+            hook: config.hook,
         };
         for n in 0..config.workers {
             let server = Arc::clone(&server);
@@ -527,8 +212,7 @@ impl ToolHost {
             return;
         }
         self.table.cancel_all("the host is shutting down");
-        self.hub.stop();
-        self.timer.stop();
+        self.transport.runtime.stop();
         let workers = std::mem::take(&mut *lock(&self.workers));
         if let Some(server) = lock(&self.server).as_ref() {
             for _ in 0..workers.len() {

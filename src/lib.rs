@@ -43,46 +43,51 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+// The crate, bottom-up: leaves (`sync`, `crypto`, `base64`, `sse`,
+// `error`, `event`, `schema`), the vocabulary (`model`), the handler side
+// (`call`), the sans-IO protocol core (`mcp`), the runtime (`runtime`),
+// and the shell (`http`, `host`, `session`, `config`, `acp`,
+// `stdio_bridge`). Each uses only those before it; `client` builds on the
+// vocabulary alone.
 pub mod acp;
-mod ask;
 mod base64;
+mod call;
 #[cfg(feature = "client")]
 pub mod client;
-mod content;
-mod context;
+mod config;
+mod crypto;
 mod error;
 mod event;
-mod hmac;
 mod host;
 mod http;
-mod hub;
 mod mcp;
-mod resume;
+mod model;
+mod runtime;
 mod schema;
 mod session;
 mod sse;
 #[cfg(feature = "client")]
 pub mod stdio_bridge;
-mod surface;
-mod timer;
-mod tool;
+mod sync;
 
-pub use ask::{AskError, Elicitation, InputRequest};
-pub use content::{Content, Role};
-pub use context::{CallContext, ClientInfo, LogLevel};
-pub use error::Error;
-pub use event::{AuthRefusal, CallResult, Event};
-pub use host::{
-    HostConfig, ToolHost, DEFAULT_KEEP_ALIVE, DEFAULT_LONG_CALL_REPORT, DEFAULT_MAX_BODY_BYTES,
+pub use call::{
+    surface_fn, AskError, CallContext, Elicitation, FnSurface, InputRequest, StaticSurface,
+    ToolSurface,
+};
+pub use config::{
+    HostConfig, DEFAULT_KEEP_ALIVE, DEFAULT_LONG_CALL_REPORT, DEFAULT_MAX_BODY_BYTES,
     DEFAULT_READ_TIMEOUT, DEFAULT_RESUME_WINDOW, DEFAULT_WORKERS, DEFAULT_WRITE_TIMEOUT,
 };
-pub use mcp::{CacheScope, Revision};
+pub use error::Error;
+pub use event::{AuthRefusal, Event};
+pub use host::ToolHost;
+pub use mcp::CacheScope;
+pub use model::{
+    CallResult, ClientInfo, Content, Icon, IconTheme, LogLevel, OutcomeKind, Revision, Role, Tool,
+    ToolAnnotations, ToolOutcome, MAX_TOOL_NAME_LEN,
+};
 pub use schema::{Schema, Violation, Violations};
 pub use session::ToolSession;
-pub use surface::{surface_fn, FnSurface, StaticSurface, ToolSurface};
-pub use tool::{
-    Icon, IconTheme, OutcomeKind, Tool, ToolAnnotations, ToolOutcome, MAX_TOOL_NAME_LEN,
-};
 
 /// The README's code blocks, compiled and run as doctests.
 #[cfg(doctest)]

@@ -1,353 +1,20 @@
-//! Sessions: the table of live bearers, the guard that owns each one, and
-//! the admission gate that keeps revoked sessions from starting calls.
-//!
-//! A bearer is `th_` + 16 hex digits of a non-secret locator + 64 hex digits
-//! of a 256-bit secret, both from the operating system's random source. The
-//! locator finds the entry in O(1); the secret is then compared in constant
-//! time, and a miss is compared against a dummy secret so that unknown and
-//! revoked bearers cost the same as a wrong secret. Dropping the guard
-//! removes the entry, so revocation is one `HashMap::remove` under the
-//! table's lock.
-//!
-//! Invariant: once [`ToolSession`]'s `Drop` has returned, no call of that
-//! session is admitted, and every call admitted before sees
-//! `is_cancelled() == true`.
+//! The guard an application holds for each published surface: what an
+//! agent needs to connect (URL, bearer, ready-made configurations), the
+//! session's counters, and revocation on drop.
 
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::acp;
-use crate::context::Cancellation;
-use crate::event::AuthRefusal;
-use crate::hub::Hub;
-use crate::mcp::McpSessions;
-use crate::resume::CallStreams;
-use crate::surface::ToolSurface;
-
-/// Locks a mutex, recovering the data if a thread panicked while holding it.
-/// Every critical section in the crate leaves its data consistent at each
-/// step, so a poisoned lock carries no broken invariant.
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-const TOKEN_PREFIX: &str = "th_";
-const LOCATOR_HEX: usize = 16;
-const SECRET_BYTES: usize = 32;
-
-/// Fills `buf` from the operating system's random source.
-///
-/// # Panics
-/// When the operating system cannot provide randomness, which std's own
-/// `HashMap` also treats as fatal: no bearer can be minted safely then.
-pub(crate) fn random_bytes(buf: &mut [u8]) {
-    if let Err(err) = getrandom::fill(buf) {
-        panic!("toolhost: the operating system's random source failed ({err}); refusing to mint a guessable bearer");
-    }
-}
-
-/// Compares two byte strings in time that depends only on their lengths.
-pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
-    std::hint::black_box(diff) == 0
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
-}
-
-fn unhex(text: &str, out: &mut [u8]) -> Option<()> {
-    fn nibble(c: u8) -> Option<u8> {
-        match c {
-            b'0'..=b'9' => Some(c - b'0'),
-            b'a'..=b'f' => Some(c - b'a' + 10),
-            b'A'..=b'F' => Some(c - b'A' + 10),
-            _ => None,
-        }
-    }
-    if text.len() != out.len() * 2 {
-        return None;
-    }
-    for (slot, pair) in out.iter_mut().zip(text.as_bytes().chunks_exact(2)) {
-        *slot = (nibble(pair[0])? << 4) | nibble(pair[1])?;
-    }
-    Some(())
-}
-
-/// A bearer split into its locator and secret.
-struct ParsedToken {
-    locator: u64,
-    secret: [u8; SECRET_BYTES],
-}
-
-fn parse_token(token: &str) -> Option<ParsedToken> {
-    let rest = token.strip_prefix(TOKEN_PREFIX)?;
-    if rest.len() != LOCATOR_HEX + SECRET_BYTES * 2 || !rest.is_ascii() {
-        return None;
-    }
-    let (locator, secret_hex) = rest.split_at(LOCATOR_HEX);
-    let mut locator_bytes = [0u8; 8];
-    unhex(locator, &mut locator_bytes)?;
-    let mut secret = [0u8; SECRET_BYTES];
-    unhex(secret_hex, &mut secret)?;
-    Some(ParsedToken {
-        locator: u64::from_be_bytes(locator_bytes),
-        secret,
-    })
-}
-
-/// Every live session of one host.
-#[derive(Default)]
-pub(crate) struct SessionTable {
-    sessions: Mutex<HashMap<u64, Arc<SessionEntry>>>,
-    /// Compared against when a locator is unknown, so that a miss costs what a
-    /// hit does.
-    decoy: [u8; SECRET_BYTES],
-}
-
-impl SessionTable {
-    pub(crate) fn new() -> SessionTable {
-        let mut decoy = [0u8; SECRET_BYTES];
-        random_bytes(&mut decoy);
-        SessionTable {
-            sessions: Mutex::default(),
-            decoy,
-        }
-    }
-
-    /// Registers a surface under a fresh bearer; returns the locator and the
-    /// full token.
-    fn insert(&self, surface: Box<dyn ToolSurface>) -> (u64, String, Arc<SessionEntry>) {
-        let mut secret = [0u8; SECRET_BYTES];
-        random_bytes(&mut secret);
-        let mut binding = [0u8; 16];
-        random_bytes(&mut binding);
-        let entry = Arc::new(SessionEntry {
-            secret,
-            binding,
-            surface,
-            calls_served: AtomicU64::new(0),
-            gate: Mutex::default(),
-            mcp: Mutex::default(),
-            asks: Mutex::default(),
-            streams: CallStreams::default(),
-        });
-        let mut sessions = lock(&self.sessions);
-        let locator = loop {
-            let mut bytes = [0u8; 8];
-            random_bytes(&mut bytes);
-            let candidate = u64::from_be_bytes(bytes);
-            if !sessions.contains_key(&candidate) {
-                break candidate;
-            }
-        };
-        sessions.insert(locator, Arc::clone(&entry));
-        drop(sessions);
-        let token = format!(
-            "{TOKEN_PREFIX}{}{}",
-            hex(&locator.to_be_bytes()),
-            hex(&secret)
-        );
-        (locator, token, entry)
-    }
-
-    /// Finds the live session holding `token`.
-    pub(crate) fn authenticate(&self, token: &str) -> Result<Arc<SessionEntry>, AuthRefusal> {
-        let parsed = parse_token(token).ok_or(AuthRefusal::Malformed)?;
-        let found = lock(&self.sessions).get(&parsed.locator).cloned();
-        match found {
-            Some(entry) if constant_time_eq(&entry.secret, &parsed.secret) => Ok(entry),
-            Some(_) => Err(AuthRefusal::Unknown),
-            None => {
-                // Same work as a hit, so a miss does not show in the timing.
-                let _ = constant_time_eq(&self.decoy, &parsed.secret);
-                Err(AuthRefusal::Unknown)
-            }
-        }
-    }
-
-    fn remove(&self, locator: u64) -> Option<Arc<SessionEntry>> {
-        lock(&self.sessions).remove(&locator)
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        lock(&self.sessions).len()
-    }
-
-    /// Flags every in-flight call of every session as cancelled.
-    pub(crate) fn cancel_all(&self, reason: &str) {
-        let entries: Vec<_> = lock(&self.sessions).values().cloned().collect();
-        for entry in entries {
-            entry.cancel_in_flight(reason);
-        }
-    }
-}
-
-/// One live session: its secret, its surface and its calls.
-pub(crate) struct SessionEntry {
-    secret: [u8; SECRET_BYTES],
-    /// A random, non-secret identity that signed request states are bound
-    /// to, so that a state minted for one session is refused by another.
-    pub(crate) binding: [u8; 16],
-    pub(crate) surface: Box<dyn ToolSurface>,
-    calls_served: AtomicU64,
-    gate: Mutex<Gate>,
-    /// The MCP sessions (`Mcp-Session-Id`) opened under this bearer.
-    pub(crate) mcp: Mutex<McpSessions>,
-    /// Requests sent to the client whose answers a handler awaits, by id.
-    asks: Mutex<HashMap<String, PendingAsk>>,
-    /// Response streams kept for clients that reconnect.
-    pub(crate) streams: CallStreams,
-}
-
-/// A request to the client awaiting its answer.
-struct PendingAsk {
-    /// The MCP session it was sent in; the answer must come from it.
-    mcp_session: Option<String>,
-    reply: mpsc::Sender<Result<Value, Value>>,
-}
-
-/// Admission state: the revoked flag and the calls in flight, under one lock
-/// so that revocation and admission are ordered.
-#[derive(Default)]
-struct Gate {
-    revoked: bool,
-    next_call: u64,
-    in_flight: HashMap<u64, InFlight>,
-}
-
-/// A running call, and the request it answers (for `notifications/cancelled`,
-/// which names an MCP session's request id).
-struct InFlight {
-    cancel: Arc<Cancellation>,
-    key: Option<CallKey>,
-}
-
-/// An MCP session id and a request id within it.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct CallKey {
-    pub(crate) mcp_session: String,
-    pub(crate) request_id: Value,
-}
-
-impl SessionEntry {
-    /// Admits a call unless the session was revoked. The ticket deregisters
-    /// the call when dropped.
-    pub(crate) fn admit(self: &Arc<Self>, key: Option<CallKey>) -> Option<CallTicket> {
-        let mut gate = lock(&self.gate);
-        if gate.revoked {
-            return None;
-        }
-        let id = gate.next_call;
-        gate.next_call += 1;
-        let cancel = Arc::new(Cancellation::default());
-        gate.in_flight.insert(
-            id,
-            InFlight {
-                cancel: Arc::clone(&cancel),
-                key,
-            },
-        );
-        drop(gate);
-        self.calls_served.fetch_add(1, Ordering::SeqCst);
-        Some(CallTicket {
-            entry: Arc::clone(self),
-            id,
-            cancel,
-        })
-    }
-
-    fn revoke(&self) {
-        let mut gate = lock(&self.gate);
-        gate.revoked = true;
-        for call in gate.in_flight.values() {
-            call.cancel.cancel("the session was closed", false);
-        }
-    }
-
-    fn cancel_in_flight(&self, reason: &str) {
-        for call in lock(&self.gate).in_flight.values() {
-            call.cancel.cancel(reason, false);
-        }
-    }
-
-    /// Waits for the answer to request `id`, sent in `mcp_session`.
-    pub(crate) fn expect_answer(
-        &self,
-        id: &str,
-        mcp_session: Option<String>,
-    ) -> mpsc::Receiver<Result<Value, Value>> {
-        let (reply, answer) = mpsc::channel();
-        lock(&self.asks).insert(id.to_owned(), PendingAsk { mcp_session, reply });
-        answer
-    }
-
-    /// Stops waiting for request `id`.
-    pub(crate) fn forget_answer(&self, id: &str) {
-        lock(&self.asks).remove(id);
-    }
-
-    /// Hands a client's answer (a JSON-RPC response) to the handler awaiting
-    /// it; `false` when none awaits this id from this MCP session (wrong,
-    /// late or repeated), which leaves any other pending request untouched.
-    pub(crate) fn deliver_answer(
-        &self,
-        id: &Value,
-        mcp_session: Option<&str>,
-        outcome: Result<Value, Value>,
-    ) -> bool {
-        let Some(id) = id.as_str() else { return false };
-        let mut asks = lock(&self.asks);
-        let matches = asks
-            .get(id)
-            .is_some_and(|ask| ask.mcp_session.as_deref() == mcp_session);
-        if !matches {
-            return false;
-        }
-        asks.remove(id)
-            .is_some_and(|ask| ask.reply.send(outcome).is_ok())
-    }
-
-    /// Cancels the call answering `key`, at the client's request; `false`
-    /// when no such call runs (it finished, or never was).
-    pub(crate) fn cancel_request(&self, key: &CallKey, reason: &str) -> bool {
-        let gate = lock(&self.gate);
-        let found = gate
-            .in_flight
-            .values()
-            .find(|call| call.key.as_ref() == Some(key));
-        if let Some(call) = found {
-            call.cancel.cancel(reason, true);
-        }
-        found.is_some()
-    }
-}
-
-/// An admitted call; dropping it marks the call finished.
-pub(crate) struct CallTicket {
-    entry: Arc<SessionEntry>,
-    id: u64,
-    pub(crate) cancel: Arc<Cancellation>,
-}
-
-impl Drop for CallTicket {
-    fn drop(&mut self) {
-        lock(&self.entry.gate).in_flight.remove(&self.id);
-    }
-}
+use crate::call::ToolSurface;
+#[cfg(feature = "client")]
+use crate::client::{Client, ClientBuilder, ClientError, Era};
+use crate::crypto::hex;
+use crate::error::Error;
+use crate::runtime::hub::Hub;
+use crate::runtime::table::{SessionEntry, SessionTable};
 
 /// Where sessions of one host are reached, shared by its guards.
 pub(crate) struct Endpoint {
@@ -377,7 +44,6 @@ pub struct ToolSession {
     table: Arc<SessionTable>,
     entry: Arc<SessionEntry>,
     endpoint: Arc<Endpoint>,
-    locator: u64,
     token: String,
 }
 
@@ -387,12 +53,11 @@ impl ToolSession {
         endpoint: Arc<Endpoint>,
         surface: Box<dyn ToolSurface>,
     ) -> ToolSession {
-        let (locator, token, entry) = table.insert(surface);
+        let (entry, token) = table.insert(surface);
         ToolSession {
             table,
             entry,
             endpoint,
-            locator,
             token,
         }
     }
@@ -421,12 +86,12 @@ impl ToolSession {
     /// A non-secret identifier of this session, for the application's own
     /// bookkeeping.
     pub fn session_id(&self) -> String {
-        hex(&self.locator.to_be_bytes())
+        hex(&self.entry.locator.to_be_bytes())
     }
 
     /// How many tool calls reached a handler of this session.
     pub fn calls_served(&self) -> u64 {
-        self.entry.calls_served.load(Ordering::SeqCst)
+        self.entry.calls_served()
     }
 
     /// Tells the session's clients that its tool list changed: a
@@ -434,7 +99,7 @@ impl ToolSession {
     /// `subscriptions/listen` stream of this session, delivered at once.
     /// Call it after changing what the surface lists.
     pub fn notify_tools_changed(&self) {
-        self.endpoint.hub.tools_changed(&self.entry);
+        self.endpoint.hub.tools_changed(self.entry.locator);
     }
 
     /// The `mcpServers` list for an ACP `session/new` request: one HTTP
@@ -466,6 +131,252 @@ impl ToolSession {
     }
 }
 
+/// The `mcpServers` entry an ACP agent can use, chosen from its
+/// `initialize` answer (see [`crate::acp`]).
+impl ToolSession {
+    /// The `mcpServers` list for the agent whose `initialize` answered
+    /// `initialize_result` (the result object, not the whole response): one
+    /// entry, HTTP where the agent announced it, stdio otherwise, never
+    /// SSE, with `type` on it where the agent speaks ACP v2 (see
+    /// [`AgentMcpSupport`](acp::AgentMcpSupport) and the table in
+    /// [`crate::acp`]).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
+    ///
+    /// toolhost::stdio_bridge::run_if_requested(); // first thing in main
+    /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
+    /// let session = host.open_session(StaticSurface::new());
+    ///
+    /// let with_http = json!({"protocolVersion": 1,
+    ///     "agentCapabilities": {"mcpCapabilities": {"http": true}}});
+    /// assert_eq!(session.acp_mcp_servers_for(&with_http)?[0]["type"], "http");
+    ///
+    /// let stdio_only = json!({"protocolVersion": 1, "agentCapabilities": {}});
+    /// let servers = session.acp_mcp_servers_for(&stdio_only)?;
+    /// assert!(servers[0].get("type").is_none()); // v1 stdio entries have none
+    /// assert_eq!(servers[0]["args"], json!([]));
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`ToolSession::stdio_bridge_entry`], when stdio is the choice.
+    pub fn acp_mcp_servers_for(&self, initialize_result: &Value) -> Result<Value, Error> {
+        let support = acp::AgentMcpSupport::from_initialize(initialize_result);
+        self.acp_mcp_servers_using(support.transport(), initialize_result)
+    }
+
+    /// The `mcpServers` list with an entry of the `transport` the
+    /// application chose, for an agent that announces less than it takes
+    /// or more than it wires up; `initialize_result` still decides whether
+    /// the entry carries `type` (pass `&Value::Null` for ACP v1).
+    ///
+    /// ```
+    /// use serde_json::{json, Value};
+    /// use toolhost::acp::McpTransport;
+    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
+    ///
+    /// toolhost::stdio_bridge::run_if_requested();
+    /// let host = ToolHost::bind(HostConfig::default())?;
+    /// let session = host.open_session(StaticSurface::new());
+    /// let v2 = json!({"protocolVersion": 2, "capabilities": {"session": {"mcp": {"http": {}}}}});
+    /// let servers = session.acp_mcp_servers_using(McpTransport::Stdio, &v2)?;
+    /// assert_eq!(servers[0]["type"], "stdio");
+    /// let servers = session.acp_mcp_servers_using(McpTransport::Http, &Value::Null)?;
+    /// assert_eq!(servers, session.acp_mcp_servers());
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`ToolSession::stdio_bridge_entry`], for
+    /// [`McpTransport::Stdio`](acp::McpTransport::Stdio).
+    pub fn acp_mcp_servers_using(
+        &self,
+        transport: acp::McpTransport,
+        initialize_result: &Value,
+    ) -> Result<Value, Error> {
+        acp::mcp_servers_using(
+            transport,
+            &acp::AgentMcpSupport::from_initialize(initialize_result),
+            self.server_name(),
+            &self.url(),
+            &self.authorization(),
+        )
+    }
+
+    /// The ACP stdio entry (v1 shape, no `type`) that reaches this session
+    /// through the stdio bridge: `{"name", "command", "args": [], "env":
+    /// [{"name", "value"}, …]}`, where `command` is the absolute path of
+    /// the running program and `env` carries the session's URL and bearer
+    /// ([`URL_VAR`](crate::stdio_bridge::URL_VAR),
+    /// [`AUTHORIZATION_VAR`](crate::stdio_bridge::AUTHORIZATION_VAR)) —
+    /// never the arguments, which `ps` shows to every user. Any MCP stdio
+    /// client can start it. The bearer is a secret: do not log the entry.
+    ///
+    /// ```
+    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
+    ///
+    /// toolhost::stdio_bridge::run_if_requested();
+    /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
+    /// let session = host.open_session(StaticSurface::new());
+    /// let entry = session.stdio_bridge_entry()?;
+    /// assert_eq!(entry["name"], "myapp");
+    /// assert_eq!(entry["command"], std::env::current_exe().unwrap().to_str().unwrap());
+    /// assert_eq!(entry["env"][0]["value"], session.url());
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
+    ///
+    /// In a program that never called `run_if_requested`, the entry is
+    /// refused, since the copy would run the whole program again:
+    ///
+    /// ```
+    /// # use toolhost::{HostConfig, StaticSurface, ToolHost};
+    /// let host = ToolHost::bind(HostConfig::default())?;
+    /// let session = host.open_session(StaticSurface::new());
+    /// let refused = session.stdio_bridge_entry().unwrap_err();
+    /// assert!(refused.to_string().contains("run_if_requested"));
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::StdioEntry`] when the program has not called
+    /// [`run_if_requested`](crate::stdio_bridge::run_if_requested) (the
+    /// copy the agent starts would run the whole program again), when its
+    /// path is unknown or not UTF-8, or when toolhost was built without its
+    /// `client` feature, which the bridge runs on.
+    pub fn stdio_bridge_entry(&self) -> Result<Value, Error> {
+        acp::stdio_bridge_entry(self.server_name(), &self.url(), &self.authorization())
+    }
+}
+
+/// Client configurations for agents that are not driven over ACP.
+impl ToolSession {
+    /// Claude Code's MCP configuration: the content of a project's
+    /// `.mcp.json`, or the argument of `claude --mcp-config` (which takes a
+    /// file or the JSON text itself).
+    ///
+    /// ```
+    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
+    ///
+    /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
+    /// let session = host.open_session(StaticSurface::new());
+    /// let config = session.claude_code_config();
+    /// let server = &config["mcpServers"]["myapp"];
+    /// assert_eq!(server["type"], "http");
+    /// assert_eq!(server["url"], session.url());
+    /// assert_eq!(server["headers"]["Authorization"], session.authorization());
+    /// // e.g. Command::new("claude").arg("--mcp-config").arg(config.to_string())
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
+    pub fn claude_code_config(&self) -> Value {
+        acp::claude_code_config(self.server_name(), &self.url(), &self.authorization())
+    }
+
+    /// Gemini CLI's MCP configuration: an object to merge into
+    /// `.gemini/settings.json` (project) or `~/.gemini/settings.json` (user).
+    ///
+    /// ```
+    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
+    ///
+    /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
+    /// let session = host.open_session(StaticSurface::new());
+    /// let config = session.gemini_cli_config();
+    /// let server = &config["mcpServers"]["myapp"];
+    /// assert_eq!(server["httpUrl"], session.url());
+    /// assert_eq!(server["headers"]["Authorization"], session.authorization());
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
+    pub fn gemini_cli_config(&self) -> Value {
+        acp::gemini_cli_config(self.server_name(), &self.url(), &self.authorization())
+    }
+
+    /// VS Code's MCP configuration: the content of a workspace's
+    /// `.vscode/mcp.json` (or of the user profile's `mcp.json`).
+    ///
+    /// ```
+    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
+    ///
+    /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
+    /// let session = host.open_session(StaticSurface::new());
+    /// let config = session.vscode_config();
+    /// let server = &config["servers"]["myapp"];
+    /// assert_eq!(server["type"], "http");
+    /// assert_eq!(server["url"], session.url());
+    /// assert_eq!(server["headers"]["Authorization"], session.authorization());
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
+    pub fn vscode_config(&self) -> Value {
+        acp::vscode_config(self.server_name(), &self.url(), &self.authorization())
+    }
+
+    /// Codex's MCP configuration: a TOML table to append to
+    /// `~/.codex/config.toml` (or a trusted project's `.codex/config.toml`).
+    ///
+    /// ```
+    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
+    ///
+    /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
+    /// let session = host.open_session(StaticSurface::new());
+    /// let toml = session.codex_config_toml();
+    /// assert!(toml.starts_with("[mcp_servers.myapp]\n"));
+    /// assert!(toml.contains(&format!("url = \"{}\"\n", session.url())));
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
+    pub fn codex_config_toml(&self) -> String {
+        acp::codex_config_toml(self.server_name(), &self.url(), &self.authorization())
+    }
+}
+
+/// The crate's own client, connected to this session: for tests and
+/// scripts.
+#[cfg(feature = "client")]
+impl ToolSession {
+    /// A client connected to this session, speaking 2026-07-28 (which the
+    /// host always serves, so no probe is needed). For the stateful era or
+    /// other settings, start from [`ToolSession::client_builder`].
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
+    ///
+    /// let host = ToolHost::bind(HostConfig::default())?;
+    /// let session = host.open_session(StaticSurface::new().tool(
+    ///     Tool::new("echo", "Echoes text."),
+    ///     |args, _| ToolOutcome::text(args["text"].as_str().unwrap_or("")),
+    /// )?);
+    /// let mut client = session.client()?;
+    /// assert_eq!(client.call_tool("echo", json!({"text": "hi"}))?.text(), "hi");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`ClientBuilder::connect`]: the host shut down, most likely.
+    pub fn client(&self) -> Result<Client, ClientError> {
+        self.client_builder().connect()
+    }
+
+    /// A [`ClientBuilder`] with this session's URL and authorization, set to
+    /// [`Era::Stateless`]; change what the test needs.
+    ///
+    /// ```
+    /// use toolhost::client::Era;
+    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
+    ///
+    /// let host = ToolHost::bind(HostConfig::default())?;
+    /// let session = host.open_session(StaticSurface::new());
+    /// let mut client = session.client_builder().era(Era::Stateful).connect()?;
+    /// client.ping()?;
+    /// assert!(client.session_id().is_some());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn client_builder(&self) -> ClientBuilder {
+        ClientBuilder::new(&self.url())
+            .header("Authorization", &self.authorization())
+            .era(Era::Stateless)
+    }
+}
+
 impl fmt::Debug for ToolSession {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolSession")
@@ -477,55 +388,7 @@ impl fmt::Debug for ToolSession {
 
 impl Drop for ToolSession {
     fn drop(&mut self) {
-        if let Some(entry) = self.table.remove(self.locator) {
-            entry.revoke();
-        }
-        self.endpoint.hub.session_closed(&self.entry);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::surface::StaticSurface;
-
-    #[test]
-    fn constant_time_eq_agrees_with_eq() {
-        assert!(constant_time_eq(b"abc", b"abc"));
-        assert!(!constant_time_eq(b"abc", b"abd"));
-        assert!(!constant_time_eq(b"abc", b"ab"));
-        assert!(constant_time_eq(b"", b""));
-    }
-
-    #[test]
-    fn minted_tokens_authenticate_and_altered_ones_do_not() {
-        let table = SessionTable::new();
-        let (_, token, _) = table.insert(Box::new(StaticSurface::new()));
-        assert_eq!(token.len(), 3 + 16 + 64);
-        assert!(table.authenticate(&token).is_ok());
-        let mut altered = token.clone().into_bytes();
-        let last = altered.len() - 1;
-        altered[last] = if altered[last] == b'0' { b'1' } else { b'0' };
-        let altered = String::from_utf8(altered).unwrap();
-        assert_eq!(
-            table.authenticate(&altered).err(),
-            Some(AuthRefusal::Unknown)
-        );
-        assert_eq!(
-            table.authenticate("th_zz").err(),
-            Some(AuthRefusal::Malformed)
-        );
-        assert_eq!(table.authenticate("").err(), Some(AuthRefusal::Malformed));
-    }
-
-    #[test]
-    fn a_revoked_entry_admits_nothing_and_cancels_what_runs() {
-        let table = SessionTable::new();
-        let (locator, _, entry) = table.insert(Box::new(StaticSurface::new()));
-        let running = entry.admit(None).unwrap();
-        table.remove(locator).unwrap().revoke();
-        assert!(running.cancel.is_cancelled());
-        assert!(!running.cancel.by_client());
-        assert!(entry.admit(None).is_none());
+        self.table.revoke(self.entry.locator);
+        self.endpoint.hub.session_closed(self.entry.locator);
     }
 }

@@ -13,7 +13,6 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 
 use crate::error::Error;
-use crate::session::ToolSession;
 
 /// The transport of an `mcpServers` entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -117,136 +116,48 @@ impl AgentMcpSupport {
     }
 }
 
-/// `mcpServers` entries chosen for an agent.
-impl ToolSession {
-    /// The `mcpServers` list for the agent whose `initialize` answered
-    /// `initialize_result`: one entry, HTTP where the agent announced it,
-    /// stdio otherwise, never SSE, with `type` on it where the agent speaks
-    /// ACP v2 (see [`AgentMcpSupport`] and the table in [`crate::acp`]).
-    ///
-    /// ```
-    /// use serde_json::json;
-    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
-    ///
-    /// toolhost::stdio_bridge::run_if_requested(); // first thing in main
-    /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
-    /// let session = host.open_session(StaticSurface::new());
-    ///
-    /// let with_http = json!({"protocolVersion": 1,
-    ///     "agentCapabilities": {"mcpCapabilities": {"http": true}}});
-    /// assert_eq!(session.acp_mcp_servers_for(&with_http)?[0]["type"], "http");
-    ///
-    /// let stdio_only = json!({"protocolVersion": 1, "agentCapabilities": {}});
-    /// let servers = session.acp_mcp_servers_for(&stdio_only)?;
-    /// assert!(servers[0].get("type").is_none()); // v1 stdio entries have none
-    /// assert_eq!(servers[0]["args"], json!([]));
-    /// # Ok::<(), toolhost::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`ToolSession::stdio_bridge_entry`], when stdio is the choice.
-    pub fn acp_mcp_servers_for(&self, initialize_result: &Value) -> Result<Value, Error> {
-        let support = AgentMcpSupport::from_initialize(initialize_result);
-        self.entries(support.transport(), &support)
-    }
-
-    /// The `mcpServers` list with an entry of the `transport` the
-    /// application chose, for an agent that announces less than it takes
-    /// or more than it wires up; `initialize_result` still decides whether
-    /// entries carry `type` (pass `&Value::Null` for ACP v1).
-    ///
-    /// ```
-    /// use serde_json::{json, Value};
-    /// use toolhost::acp::McpTransport;
-    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
-    ///
-    /// toolhost::stdio_bridge::run_if_requested();
-    /// let host = ToolHost::bind(HostConfig::default())?;
-    /// let session = host.open_session(StaticSurface::new());
-    /// let v2 = json!({"protocolVersion": 2, "capabilities": {"session": {"mcp": {"http": {}}}}});
-    /// let servers = session.acp_mcp_servers_using(McpTransport::Stdio, &v2)?;
-    /// assert_eq!(servers[0]["type"], "stdio");
-    /// let servers = session.acp_mcp_servers_using(McpTransport::Http, &Value::Null)?;
-    /// assert_eq!(servers, session.acp_mcp_servers());
-    /// # Ok::<(), toolhost::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`ToolSession::stdio_bridge_entry`], for [`McpTransport::Stdio`].
-    pub fn acp_mcp_servers_using(
-        &self,
-        transport: McpTransport,
-        initialize_result: &Value,
-    ) -> Result<Value, Error> {
-        self.entries(
-            transport,
-            &AgentMcpSupport::from_initialize(initialize_result),
-        )
-    }
-
-    /// The ACP stdio entry (v1 shape, no `type`) that reaches this session
-    /// through the stdio bridge: `{"name", "command", "args": [], "env":
-    /// [{"name", "value"}, …]}`, where `command` is the absolute path of
-    /// the running program and `env` carries the session's URL and bearer
-    /// ([`URL_VAR`](crate::stdio_bridge::URL_VAR),
-    /// [`AUTHORIZATION_VAR`](crate::stdio_bridge::AUTHORIZATION_VAR)).
-    /// Any MCP stdio client can start it. The bearer is a secret: do not
-    /// log the entry.
-    ///
-    /// ```
-    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
-    ///
-    /// toolhost::stdio_bridge::run_if_requested();
-    /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
-    /// let session = host.open_session(StaticSurface::new());
-    /// let entry = session.stdio_bridge_entry()?;
-    /// assert_eq!(entry["name"], "myapp");
-    /// assert_eq!(entry["command"], std::env::current_exe().unwrap().to_str().unwrap());
-    /// assert_eq!(entry["env"][0]["value"], session.url());
-    /// # Ok::<(), toolhost::Error>(())
-    /// ```
-    ///
-    /// In a program that never called `run_if_requested`, the entry is
-    /// refused, since the copy would run the whole program again:
-    ///
-    /// ```
-    /// # use toolhost::{HostConfig, StaticSurface, ToolHost};
-    /// let host = ToolHost::bind(HostConfig::default())?;
-    /// let session = host.open_session(StaticSurface::new());
-    /// let refused = session.stdio_bridge_entry().unwrap_err();
-    /// assert!(refused.to_string().contains("run_if_requested"));
-    /// # Ok::<(), toolhost::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// [`Error::StdioEntry`] when the program has not called
-    /// [`run_if_requested`](crate::stdio_bridge::run_if_requested) (the
-    /// copy the agent starts would run the whole program again), when its
-    /// path is unknown or not UTF-8, or when toolhost was built without its
-    /// `client` feature, which the bridge runs on.
-    pub fn stdio_bridge_entry(&self) -> Result<Value, Error> {
-        let command = bridge_command()?;
-        Ok(json!({
-            "name": self.server_name(),
-            "command": command,
-            "args": [],
-            "env": bridge_env(&self.url(), &self.authorization()),
-        }))
-    }
-
-    fn entries(&self, transport: McpTransport, support: &AgentMcpSupport) -> Result<Value, Error> {
-        let entry = match transport {
-            McpTransport::Http => return Ok(self.acp_mcp_servers()),
-            McpTransport::Stdio => {
-                let mut entry = self.stdio_bridge_entry()?;
-                if support.typed_entries() {
-                    entry["type"] = "stdio".into();
-                }
-                entry
+/// The `mcpServers` list with one entry of `transport` for an agent of
+/// `support` (typed where it speaks v2), reaching the session `name` at
+/// `url` with `authorization`.
+pub(crate) fn mcp_servers_using(
+    transport: McpTransport,
+    support: &AgentMcpSupport,
+    name: &str,
+    url: &str,
+    authorization: &str,
+) -> Result<Value, Error> {
+    match transport {
+        McpTransport::Http => Ok(super::mcp_servers(name, url, authorization)),
+        McpTransport::Stdio => {
+            let mut entry = stdio_bridge_entry(name, url, authorization)?;
+            if support.typed_entries() {
+                entry["type"] = "stdio".into();
             }
-        };
-        Ok(json!([entry]))
+            Ok(json!([entry]))
+        }
     }
+}
+
+/// The ACP v1 stdio entry that starts the running program as a relay to
+/// the session `name` at `url`.
+///
+/// Source: the ACP schema (`schema/v1/schema.json`): `McpServer`'s stdio
+/// variant is `McpServerStdio`, untagged in v1, which requires `name`,
+/// `command` (an absolute path), `args` and `env`, an array of
+/// `EnvVariable` `{name, value}`; v2 adds `"type": "stdio"`
+/// (`docs/protocol/v2/migration.mdx`, "MCP server configuration").
+pub(crate) fn stdio_bridge_entry(
+    name: &str,
+    url: &str,
+    authorization: &str,
+) -> Result<Value, Error> {
+    let command = bridge_command()?;
+    Ok(json!({
+        "name": name,
+        "command": command,
+        "args": [],
+        "env": bridge_env(url, authorization),
+    }))
 }
 
 /// The `env` of a stdio entry: the session's URL and `Authorization` value
@@ -305,8 +216,7 @@ fn bridge_command() -> Result<String, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::{HostConfig, ToolHost};
-    use crate::surface::StaticSurface;
+    use crate::{HostConfig, StaticSurface, ToolHost};
 
     fn v1(mcp: Value) -> Value {
         json!({"protocolVersion": 1, "agentCapabilities": {"mcpCapabilities": mcp}})

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::error::ClientError;
 use super::rpc::Identity;
 use super::{url, Client, Settings};
-use crate::mcp::Revision;
+use crate::model::Revision;
 
 /// The default for [`ClientBuilder::timeout`].
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);

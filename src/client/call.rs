@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use super::answer::{Refusal, RequestHandler, ServerRequest};
 use super::error::ClientError;
-use crate::session::lock;
+use crate::sync::lock;
 
 /// A `notifications/progress` the server sent while a call ran.
 #[derive(Clone, Debug, PartialEq)]

@@ -28,8 +28,8 @@ use super::rpc::{self, Mode, STATELESS};
 pub(crate) use super::wire::Link;
 use super::wire::{self, deliver, Inbox, Outgoing};
 use super::Settings;
-use crate::mcp::Revision;
-use crate::session::lock;
+use crate::model::Revision;
+use crate::sync::lock;
 
 /// The `_meta` key that names a 2026-07-28 request's revision.
 const META_VERSION: &str = rpc::META_VERSION;

@@ -111,8 +111,7 @@ use answer::{CallResult, MAX_INPUT_ROUNDS};
 use rpc::{Identity, Mode, Probe};
 use wire::{Connection, Link, Wire};
 
-use crate::mcp::Revision;
-use crate::session::ToolSession;
+use crate::model::Revision;
 
 /// The most `tools/list` pages followed.
 const MAX_PAGES: usize = 10_000;
@@ -514,50 +513,4 @@ fn call_params(name: &str, arguments: Value) -> Map<String, Value> {
 /// A string field of a result.
 fn text_field(value: &Value, key: &str) -> Option<String> {
     value.get(key).and_then(Value::as_str).map(str::to_owned)
-}
-
-impl ToolSession {
-    /// A client connected to this session, speaking 2026-07-28 (which the
-    /// host always serves, so no probe is needed). For the stateful era or
-    /// other settings, start from [`ToolSession::client_builder`].
-    ///
-    /// ```
-    /// use serde_json::json;
-    /// use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
-    ///
-    /// let host = ToolHost::bind(HostConfig::default())?;
-    /// let session = host.open_session(StaticSurface::new().tool(
-    ///     Tool::new("echo", "Echoes text."),
-    ///     |args, _| ToolOutcome::text(args["text"].as_str().unwrap_or("")),
-    /// )?);
-    /// let mut client = session.client()?;
-    /// assert_eq!(client.call_tool("echo", json!({"text": "hi"}))?.text(), "hi");
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`ClientBuilder::connect`]: the host shut down, most likely.
-    pub fn client(&self) -> Result<Client, ClientError> {
-        self.client_builder().connect()
-    }
-
-    /// A [`ClientBuilder`] with this session's URL and authorization, set to
-    /// [`Era::Stateless`]; change what the test needs.
-    ///
-    /// ```
-    /// use toolhost::client::Era;
-    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
-    ///
-    /// let host = ToolHost::bind(HostConfig::default())?;
-    /// let session = host.open_session(StaticSurface::new());
-    /// let mut client = session.client_builder().era(Era::Stateful).connect()?;
-    /// client.ping()?;
-    /// assert!(client.session_id().is_some());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn client_builder(&self) -> ClientBuilder {
-        ClientBuilder::new(&self.url())
-            .header("Authorization", &self.authorization())
-            .era(Era::Stateless)
-    }
 }

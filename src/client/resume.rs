@@ -121,7 +121,7 @@ pub(crate) fn headers<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mcp::Revision;
+    use crate::model::Revision;
 
     fn stateful(revision: Revision, session_id: Option<&str>) -> Mode {
         Mode::Stateful {

@@ -16,7 +16,8 @@ use serde_json::{json, Map, Value};
 
 use super::error::ClientError;
 use crate::base64::base64_encode;
-use crate::mcp::{Revision, RpcError};
+use crate::model::jsonrpc::RpcError;
+use crate::model::Revision;
 
 /// The stateless revision this client speaks.
 pub(crate) const STATELESS: Revision = Revision::V2026_07_28;

@@ -16,17 +16,18 @@ use std::thread;
 use std::time::Duration;
 
 use crate::event::{AuthRefusal, Event};
-use crate::mcp::{
-    self, Headers, HttpResponse, Outlet, Reply, RpcError, Service, INVALID_REQUEST, SERVER_ERROR,
-};
-use crate::session::{SessionEntry, SessionTable};
+use crate::mcp::{self, Plan, Server};
+use crate::model::http::{Headers, HttpResponse};
+use crate::model::jsonrpc::{failure, RpcError, INVALID_REQUEST, SERVER_ERROR};
+use crate::runtime::table::{SessionEntry, SessionTable};
+use crate::runtime::{Outlet, Runtime};
 
 use reply::{open_stream, reply_leaving_body, respond_now, unread_body_bytes, Responder};
 
 /// Everything a worker needs to answer requests; shared by all workers.
 pub(crate) struct Transport {
     pub(crate) table: Arc<SessionTable>,
-    pub(crate) service: Service,
+    pub(crate) runtime: Runtime,
     /// The bound address: its port must appear in `Host`, and a non-loopback
     /// bind also accepts its own literal as the host name.
     pub(crate) ip: IpAddr,
@@ -71,7 +72,7 @@ enum Credential<'a> {
 
 const ALLOW: &str = "GET, POST, DELETE";
 
-fn forbidden(service: &Service, why: &str) -> HttpResponse {
+fn forbidden(service: &Server, why: &str) -> HttpResponse {
     service.refuse(
         403,
         None,
@@ -132,7 +133,7 @@ pub(crate) fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
 
 /// Decides everything the headers can decide, reading no body.
 pub(crate) fn admit(transport: &Transport, head: &Head) -> Result<Admitted, HttpResponse> {
-    let service = &transport.service;
+    let service = &transport.runtime.server;
     // One pass: the total size, and any header that may appear only once
     // appearing again.
     let mut header_bytes = 0;
@@ -255,7 +256,7 @@ const SINGLE_HEADERS: [&str; 7] = [
 
 /// A POST body must be JSON (415 otherwise, when a type is given), and the
 /// client must accept one of the two answers a POST can get (406).
-fn check_media_types(service: &Service, headers: &Headers) -> Result<(), HttpResponse> {
+fn check_media_types(service: &Server, headers: &Headers) -> Result<(), HttpResponse> {
     if let Some(content_type) = headers.get("content-type") {
         let media = content_type.split(';').next().unwrap_or("").trim();
         if !media.eq_ignore_ascii_case("application/json") {
@@ -324,7 +325,7 @@ fn read_all(
 /// it 408 — one thread per stalled body, no more than tiny_http's own thread
 /// per connection. `None` when the request was answered here.
 fn take_body(
-    service: &Service,
+    service: &Server,
     mut request: tiny_http::Request,
     headers: &Headers,
     max: usize,
@@ -369,7 +370,7 @@ fn take_body(
             deadline.as_millis()
         ),
     );
-    let late_answer = HttpResponse::json(408, &mcp::failure(None, &timeout));
+    let late_answer = HttpResponse::json(408, &failure(None, &timeout));
     let (sender, receiver) = mpsc::channel();
     let reader = thread::Builder::new()
         .name("toolhost-body".into())
@@ -414,15 +415,16 @@ pub(crate) fn serve(transport: &Transport, request: tiny_http::Request) {
                 .map(|h| (h.field.as_str().as_str(), h.value.as_str())),
         ),
     };
-    let service = &transport.service;
+    let server = &transport.runtime.server;
     let admitted = match admit(transport, &head) {
         Ok(admitted) => admitted,
         Err(refusal) => return reply_leaving_body(request, &head.headers, refusal),
     };
+    let entry = &admitted.entry;
     match admitted.verb {
         Verb::Post => {
             let Some((request, body)) = take_body(
-                service,
+                server,
                 request,
                 &head.headers,
                 transport.max_body_bytes,
@@ -431,39 +433,59 @@ pub(crate) fn serve(transport: &Transport, request: tiny_http::Request) {
                 return;
             };
             let responder = Arc::new(Responder::new(request, transport.resume_window));
-            let outlet: Arc<dyn Outlet> = Arc::clone(&responder) as Arc<dyn Outlet>;
-            match mcp::post(service, &admitted.entry, &head.headers, &body, &outlet) {
-                Reply::Http(response) => responder.finish(response),
-                Reply::Stream(open) => {
+            match mcp::post(server, &**entry, &head.headers, &body) {
+                Plan::Respond(response) => responder.finish(response),
+                Plan::Work(mut work) => {
+                    let outlet: Arc<dyn Outlet> = Arc::clone(&responder) as Arc<dyn Outlet>;
+                    let response = transport.runtime.execute(entry, &mut work, &outlet);
+                    responder.finish(response);
+                }
+                Plan::Stream(open) => {
                     if let Some(request) = responder.take_pending() {
-                        open_stream(service, request, open);
+                        open_stream(&transport.runtime, request, entry, open);
                     }
                 }
                 // A POST never resumes a stream.
-                Reply::Resume { .. } => {}
+                Plan::Resume { .. } => {}
             }
         }
         Verb::Delete => {
-            let response = mcp::delete(service, &admitted.entry, &head.headers);
+            let response = mcp::delete(server, &**entry, &head.headers);
             reply_leaving_body(request, &head.headers, response);
         }
-        Verb::Get => match mcp::get(service, &admitted.entry, &head.headers) {
-            Reply::Http(response) => reply_leaving_body(request, &head.headers, response),
-            Reply::Stream(open) if unread_body_bytes(&request, &head.headers) == 0 => {
-                open_stream(service, request, open);
-            }
-            Reply::Resume { stream, after } if unread_body_bytes(&request, &head.headers) == 0 => {
-                if let Err(request) = stream.resume(after, request, tiny_http::Request::into_writer)
-                {
-                    // Spent between the lookup and now.
-                    respond_now(request, mcp::resume_refused(service));
-                }
-            }
-            Reply::Stream(_) | Reply::Resume { .. } => {
+        Verb::Get => {
+            let plan = mcp::get(server, &**entry, &head.headers);
+            if unread_body_bytes(&request, &head.headers) != 0 && !matches!(plan, Plan::Respond(_))
+            {
                 let error = RpcError::new(INVALID_REQUEST, "Bad Request: a GET has no body");
-                reply_leaving_body(request, &head.headers, service.refuse(400, None, &error));
+                return reply_leaving_body(
+                    request,
+                    &head.headers,
+                    server.refuse(400, None, &error),
+                );
             }
-        },
+            match plan {
+                Plan::Respond(response) => reply_leaving_body(request, &head.headers, response),
+                Plan::Stream(open) => open_stream(&transport.runtime, request, entry, open),
+                Plan::Resume {
+                    mcp_session,
+                    last_event_id,
+                } => {
+                    let Some((stream, after)) = entry.streams.find(&mcp_session, &last_event_id)
+                    else {
+                        return respond_now(request, mcp::resume_refused(server));
+                    };
+                    // Refused when the stream was spent between the lookup and now.
+                    if let Err(request) =
+                        stream.resume(after, request, tiny_http::Request::into_writer)
+                    {
+                        respond_now(request, mcp::resume_refused(server));
+                    }
+                }
+                // A GET does no work.
+                Plan::Work(_) => {}
+            }
+        }
     }
 }
 

@@ -3,42 +3,53 @@
 //! to the hub, and refusals whose unread body must not cost a worker.
 
 use std::io::{Cursor, Write};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::hub;
-use crate::mcp::{
-    Gone, Headers, HttpResponse, Outlet, RpcError, Service, StreamOpen, SERVER_ERROR,
-};
-use crate::resume::CallStream;
-use crate::session::{lock, SessionEntry};
+use crate::call::port::Gone;
+use crate::mcp::{self, StreamOpen};
+use crate::model::http::{Headers, HttpResponse};
+use crate::runtime::hub::{self, Script};
+use crate::runtime::resume::CallStream;
+use crate::runtime::table::SessionEntry;
+use crate::runtime::{Outlet, Runtime};
 use crate::sse;
+use crate::sync::lock;
 
 /// Writes a long-lived stream's head and first events, then hands the
 /// connection to the hub, so that no worker stays with it.
-pub(super) fn open_stream(service: &Service, request: tiny_http::Request, open: StreamOpen) {
-    if !service.hub.has_room() {
-        let mut error = RpcError::new(
-            SERVER_ERROR,
-            format!(
-                "Server busy: {} event streams are open, the most this host keeps; retry later",
-                hub::MAX_STREAMS
-            ),
-        );
-        error.data = Some(serde_json::json!({"retryable": true}));
-        let mut response = service.refuse(503, None, &error);
-        response.headers.push(("Retry-After", "5".into()));
+pub(super) fn open_stream(
+    runtime: &Runtime,
+    request: tiny_http::Request,
+    owner: &Arc<SessionEntry>,
+    open: StreamOpen,
+) {
+    if !runtime.hub.has_room() {
+        let response = mcp::too_many_streams(&runtime.server, hub::MAX_STREAMS);
         return respond(request, response);
     }
     let mut opening = sse::head(&[]);
     for message in &open.first {
         opening.extend(sse::event_chunk(&message.to_string()));
     }
-    service
+    let mut ending = open
+        .kind
+        .ending()
+        .map_or_else(Vec::new, |message| sse::event_chunk(&message.to_string()));
+    ending.extend_from_slice(sse::LAST_CHUNK);
+    let script = Script {
+        on_change: open
+            .kind
+            .list_changed()
+            .map(|message| sse::event_chunk(&message.to_string())),
+        ending,
+    };
+    let weak: Weak<dyn Send + Sync> = Arc::downgrade(owner) as Weak<dyn Send + Sync>;
+    runtime
         .hub
-        .adopt(request.into_writer(), &open.entry, open.kind, &opening);
+        .adopt(request.into_writer(), owner.locator, weak, script, &opening);
 }
 
 /// Answers a request whose body was not read, without letting tiny_http's

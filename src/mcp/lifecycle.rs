@@ -11,11 +11,9 @@ use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
 
-use super::jsonrpc::RpcError;
-use super::version::Revision;
-use super::Service;
-use crate::context::{ClientInfo, LogLevel};
-use crate::session::random_bytes;
+use super::Server;
+use crate::model::jsonrpc::RpcError;
+use crate::model::{ClientInfo, LogLevel, Revision};
 
 /// How many MCP sessions one bearer keeps at once.
 pub(crate) const MAX_MCP_SESSIONS: usize = 64;
@@ -49,8 +47,9 @@ pub(crate) struct McpSessions {
 }
 
 impl McpSessions {
-    /// Opens a session and returns its id.
-    pub(crate) fn open(&mut self, mut caller: Caller) -> String {
+    /// Opens a session under `id`, a fresh unguessable id the runtime
+    /// drew.
+    pub(crate) fn open(&mut self, id: String, mut caller: Caller) {
         if self.sessions.len() >= MAX_MCP_SESSIONS {
             let oldest = self
                 .sessions
@@ -61,19 +60,15 @@ impl McpSessions {
                 self.sessions.remove(&oldest);
             }
         }
-        let mut bytes = [0u8; 16];
-        random_bytes(&mut bytes);
-        let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         caller.session_id = Some(id.clone());
         self.clock += 1;
         self.sessions.insert(
-            id.clone(),
+            id,
             McpSession {
                 caller,
                 last_used: self.clock,
             },
         );
-        id
     }
 
     /// The caller of the session with this id, marking it as used.
@@ -136,7 +131,7 @@ pub(crate) fn read_initialize(params: Option<&Value>) -> Result<Caller, RpcError
 }
 
 /// The `initialize` result for the negotiated revision.
-pub(crate) fn initialize_result(service: &Service, revision: Revision) -> Value {
+pub(crate) fn initialize_result(service: &Server, revision: Revision) -> Value {
     let mut server_info = Map::new();
     server_info.insert("name".into(), service.name.clone().into());
     server_info.insert("version".into(), service.version.clone().into());
@@ -175,16 +170,17 @@ mod tests {
     #[test]
     fn the_least_recently_used_session_is_forgotten_past_the_bound() {
         let mut sessions = McpSessions::default();
-        let first = sessions.open(caller());
-        let second = sessions.open(caller());
-        for _ in 2..MAX_MCP_SESSIONS {
-            sessions.open(caller());
+        let ids = (0..=MAX_MCP_SESSIONS).map(|n| format!("s{n}"));
+        let ids: Vec<String> = ids.collect();
+        for id in &ids[..MAX_MCP_SESSIONS] {
+            sessions.open(id.clone(), caller());
         }
-        assert!(sessions.touch(&first).is_some());
-        sessions.open(caller());
-        assert!(sessions.touch(&first).is_some(), "recently used survives");
+        let (first, second) = (&ids[0], &ids[1]);
+        assert!(sessions.touch(first).is_some());
+        sessions.open(ids[MAX_MCP_SESSIONS].clone(), caller());
+        assert!(sessions.touch(first).is_some(), "recently used survives");
         assert!(
-            sessions.touch(&second).is_none(),
+            sessions.touch(second).is_none(),
             "least recently used is gone"
         );
     }
@@ -194,7 +190,7 @@ mod tests {
         let err = read_initialize(Some(&json!({"capabilities": {}})))
             .err()
             .unwrap();
-        assert_eq!(err.code, super::super::jsonrpc::INVALID_PARAMS);
+        assert_eq!(err.code, crate::model::jsonrpc::INVALID_PARAMS);
         assert!(err.message.contains("protocolVersion"));
     }
 }

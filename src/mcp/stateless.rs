@@ -9,28 +9,24 @@
 //! (`-32020`) — and then dispatched to the same tool code as the stateful
 //! revisions, with results carrying `resultType` and the server's identity.
 
-use std::sync::Arc;
-
 use serde_json::{json, Map, Value};
 
-use super::jsonrpc::{
+use super::lifecycle::{read_client_info, Caller};
+use super::plan::{Plan, Step, Work};
+use super::{streams, tools, Server, Session};
+use crate::model::http::{Headers, HttpResponse};
+use crate::model::jsonrpc::{
     classify, success, Message, RpcError, HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS,
     INVALID_REQUEST, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION,
 };
-use super::lifecycle::{read_client_info, Caller};
-use super::params::decode_header;
-use super::version::Revision;
-use super::{tools, Halt, Headers, HttpResponse, Outlet, Reply, Service, StreamOpen};
-use crate::context::LogLevel;
-use crate::hub::StreamKind;
-use crate::session::SessionEntry;
+use crate::model::params::decode_header;
+use crate::model::{LogLevel, Revision};
 
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const META_CLIENT: &str = "io.modelcontextprotocol/clientInfo";
 const META_SERVER: &str = "io.modelcontextprotocol/serverInfo";
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// Whether a POST body is stateless-era traffic. Without an
 /// `Mcp-Session-Id`: its `_meta` carries `io.modelcontextprotocol/*` keys, or
@@ -60,7 +56,7 @@ pub(crate) fn is_stateless(value: &Value, headers: &Headers) -> bool {
 }
 
 /// The HTTP status a stateless-era JSON-RPC error travels with.
-fn status_of(error: &RpcError) -> u16 {
+pub(super) fn status_of(error: &RpcError) -> u16 {
     match error.code {
         METHOD_NOT_FOUND => 404,
         INTERNAL_ERROR => 500,
@@ -69,7 +65,7 @@ fn status_of(error: &RpcError) -> u16 {
 }
 
 fn unsupported_version(requested: &str) -> RpcError {
-    let supported: Vec<&str> = Revision::ALL.iter().map(|r| r.as_str()).collect();
+    let supported = Revision::supported();
     let mut error = RpcError::new(
         UNSUPPORTED_PROTOCOL_VERSION,
         format!(
@@ -151,7 +147,7 @@ fn check(method: &str, params: Option<&Value>, headers: &Headers) -> Result<Call
         Some(level) => Some(level.as_str().and_then(LogLevel::parse).ok_or_else(|| {
             RpcError::new(
                 INVALID_PARAMS,
-                format!("{META_LOG_LEVEL} must be one of debug, info, notice, warning, error, critical, alert, emergency"),
+                format!("{META_LOG_LEVEL} must be one of {}", LogLevel::names()),
             )
         })?),
     };
@@ -166,7 +162,7 @@ fn check(method: &str, params: Option<&Value>, headers: &Headers) -> Result<Call
 
 /// Adds what every 2026-07-28 result carries: `resultType` and the server's
 /// identity in `_meta`.
-pub(crate) fn complete(service: &Service, mut result: Value) -> Value {
+pub(crate) fn complete(server: &Server, mut result: Value) -> Value {
     if let Value::Object(fields) = &mut result {
         fields
             .entry("resultType")
@@ -177,7 +173,7 @@ pub(crate) fn complete(service: &Service, mut result: Value) -> Value {
         if let Value::Object(meta) = meta {
             meta.insert(
                 META_SERVER.into(),
-                json!({"name": service.name, "version": service.version}),
+                json!({"name": server.name, "version": server.version}),
             );
         }
     }
@@ -185,67 +181,71 @@ pub(crate) fn complete(service: &Service, mut result: Value) -> Value {
 }
 
 /// The `server/discover` result.
-fn discover(service: &Service) -> Value {
-    let versions: Vec<&str> = Revision::ALL.iter().map(|r| r.as_str()).collect();
+fn discover(server: &Server) -> Value {
     let mut result = json!({
-        "supportedVersions": versions,
+        "supportedVersions": Revision::supported(),
         "capabilities": {"tools": {"listChanged": true}, "prompts": {}, "resources": {}},
-        "ttlMs": service.cache.ttl_ms,
-        "cacheScope": service.cache.scope.as_str(),
+        "ttlMs": server.cache.ttl_ms,
+        "cacheScope": server.cache.scope.as_str(),
     });
-    if let Some(instructions) = &service.instructions {
+    if let Some(instructions) = &server.instructions {
         result["instructions"] = instructions.clone().into();
     }
     result
 }
 
-/// Handles one stateless-era POST body.
-pub(crate) fn post(
-    service: &Service,
-    entry: &Arc<SessionEntry>,
+/// Plans one stateless-era POST body.
+pub(super) fn post(
+    server: &Server,
+    session: &dyn Session,
     headers: &Headers,
     value: Value,
-    outlet: &Arc<dyn Outlet>,
-) -> Result<Reply, Halt> {
+) -> Plan {
     let (id, method, params) = match classify(value) {
         Ok(Message::Request { id, method, params }) => (id, method, params),
-        Ok(Message::Notification { .. }) => return Ok(Reply::Http(HttpResponse::empty(202))),
+        Ok(Message::Notification { .. }) => return Plan::Respond(HttpResponse::empty(202)),
         Ok(Message::Response { id, .. }) => {
             let error = RpcError::new(
                 INVALID_REQUEST,
                 format!("a 2026-07-28 server sends no requests, so no response (id {id}) is awaited; answer input requests in the retried call's inputResponses"),
             );
-            return Ok(Reply::Http(service.refuse(400, None, &error)));
+            return Plan::Respond(server.refuse(400, None, &error));
         }
         Err(invalid) => {
-            return Ok(Reply::Http(service.refuse(
-                400,
-                invalid.id.as_ref(),
-                &invalid.error,
-            )))
+            return Plan::Respond(server.refuse(400, invalid.id.as_ref(), &invalid.error))
         }
     };
     let refuse =
-        |error: RpcError| Reply::Http(service.refuse(status_of(&error), Some(&id), &error));
+        |error: RpcError| Plan::Respond(server.refuse(status_of(&error), Some(&id), &error));
     let caller = match check(&method, params.as_ref(), headers) {
         Ok(caller) => caller,
-        Err(error) => return Ok(refuse(error)),
+        Err(error) => return refuse(error),
     };
-    if method == "subscriptions/listen" {
-        return Ok(listen(entry, &id, params.as_ref()).unwrap_or_else(refuse));
-    }
     let result = match method.as_str() {
-        "server/discover" => Ok(discover(service)),
-        "tools/list" => tools::list(service, entry, caller.revision, params.as_ref()),
-        "tools/call" => tools::call(
-            service,
-            entry,
-            &caller,
-            &id,
-            params.as_ref(),
-            outlet,
-            Some(headers),
-        )?,
+        "subscriptions/listen" => {
+            return match streams::listen(&id, params.as_ref()) {
+                Ok(open) => Plan::Stream(open),
+                Err(error) => refuse(error),
+            }
+        }
+        "tools/call" => {
+            return match tools::plan(server, session, &caller, &id, params.as_ref(), Some(headers))
+            {
+                Ok(plan) => Plan::Work(Work {
+                    caller,
+                    steps: vec![Step::Call(plan)],
+                    batch: false,
+                    resumable: None,
+                }),
+                Err(Ok(result)) => Plan::Respond(HttpResponse::json(
+                    200,
+                    &success(&id, complete(server, result)),
+                )),
+                Err(Err(error)) => refuse(error),
+            }
+        }
+        "server/discover" => Ok(discover(server)),
+        "tools/list" => tools::list(server, session, caller.revision, params.as_ref()),
         // A tools-only host has no prompts or resources, and says so with
         // empty lists: 2026-07-28 makes every list cacheable, and clients
         // (and the conformance suite) expect each list method to answer
@@ -261,72 +261,35 @@ pub(crate) fn post(
             METHOD_NOT_FOUND,
             format!("{method:?} does not exist in 2026-07-28, which needs no handshake; send the request itself with _meta"),
         )),
-        other => Err(RpcError::new(
-            METHOD_NOT_FOUND,
-            format!("method {other:?} is not offered by this server, which serves tools only"),
-        )),
+        other => Err(super::not_offered(other)),
     };
     let cacheable = matches!(
         method.as_str(),
         "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list"
     );
-    Ok(match result {
+    match result {
         Ok(mut result) => {
             if cacheable {
-                result["ttlMs"] = service.cache.ttl_ms.into();
-                result["cacheScope"] = service.cache.scope.as_str().into();
+                result["ttlMs"] = server.cache.ttl_ms.into();
+                result["cacheScope"] = server.cache.scope.as_str().into();
             }
-            Reply::Http(HttpResponse::json(
+            Plan::Respond(HttpResponse::json(
                 200,
-                &success(&id, complete(service, result)),
+                &success(&id, complete(server, result)),
             ))
         }
         Err(error) => refuse(error),
-    })
-}
-
-/// `subscriptions/listen`: a stream that first acknowledges what it will
-/// deliver (of what was asked, only `toolsListChanged` exists here), then
-/// carries `notifications/tools/list_changed` tagged with the subscription id.
-fn listen(
-    entry: &Arc<SessionEntry>,
-    id: &Value,
-    params: Option<&Value>,
-) -> Result<Reply, RpcError> {
-    let Some(asked) = params
-        .and_then(|p| p.get("notifications"))
-        .and_then(Value::as_object)
-    else {
-        return Err(RpcError::new(
-            INVALID_PARAMS,
-            "subscriptions/listen needs params.notifications, an object such as {\"toolsListChanged\": true}",
-        ));
-    };
-    let tools = asked.get("toolsListChanged") == Some(&Value::Bool(true));
-    let mut honoured = Map::new();
-    if tools {
-        honoured.insert("toolsListChanged".into(), true.into());
     }
-    let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
-        "params": {"_meta": {SUBSCRIPTION_ID: id}, "notifications": honoured}});
-    Ok(Reply::Stream(StreamOpen {
-        entry: Arc::clone(entry),
-        kind: StreamKind::Listen {
-            id: id.clone(),
-            tools,
-        },
-        first: vec![ack],
-    }))
 }
 
 /// The answer to `GET` or `DELETE` in the stateless era, which has neither
 /// standalone streams nor sessions to end.
-pub(crate) fn method_not_allowed(service: &Service) -> HttpResponse {
+pub(super) fn method_not_allowed(server: &Server) -> HttpResponse {
     let error = RpcError::new(
         INVALID_REQUEST,
         "Method Not Allowed: 2026-07-28 has no sessions or standalone streams; POST each request",
     );
-    let mut response = service.refuse(405, None, &error);
+    let mut response = server.refuse(405, None, &error);
     response.headers.push(("Allow", "POST".into()));
     response
 }
@@ -337,7 +300,7 @@ fn check_error(method: &str, params: &Value, headers: &[(&str, &str)]) -> Option
     let headers = Headers::new(headers.iter().copied());
     check(method, Some(params), &headers)
         .err()
-        .map(|e| (e.code, super::jsonrpc::failure(None, &e)))
+        .map(|e| (e.code, crate::model::jsonrpc::failure(None, &e)))
 }
 
 #[cfg(test)]

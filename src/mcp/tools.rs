@@ -1,32 +1,26 @@
-//! `tools/list` and `tools/call`: asking the surface, running the handler,
-//! and spelling the result for the client's revision.
+//! `tools/list` and `tools/call`: asking the surface, every check a call
+//! passes before its handler may run, and spelling the result for the
+//! client's revision.
 //!
-//! Both ask the surface afresh. A handler runs outside every lock of the
-//! host, under `catch_unwind`: a panic costs its own call and nothing else.
+//! Both ask the surface afresh, under `catch_unwind`: a surface that panics
+//! costs the request, never the host. Running the handler is the
+//! runtime's; what it came to is spelled by [`call_reply`].
 
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use super::jsonrpc::success;
-use super::jsonrpc::{RpcError, INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY};
 use super::lifecycle::Caller;
-use super::params::check_headers;
-use super::state::fingerprint;
+use super::plan::{CallKey, CallPlan, Rounds};
 use super::stateless::complete;
-use super::version::Revision;
-use super::{Halt, Headers, Outlet, Service};
-use crate::ask::{Asking, Round};
-use crate::context::{CallContext, Talk};
-use crate::event::{report, CallResult, Event};
+use super::{Server, Session};
+use crate::event::Event;
+use crate::model::http::Headers;
+use crate::model::jsonrpc::{success, RpcError, INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY};
+use crate::model::params::check_headers;
+use crate::model::{CallResult, Revision, Tool, ToolOutcome};
 use crate::schema::describe;
-use crate::session::{CallKey, CallTicket, SessionEntry};
-use crate::timer::JobId;
-use crate::tool::{OutcomeState, Tool, ToolOutcome};
 
 /// What the model reads when a handler failed; the details go to the hook.
 const FAILED_TEXT: &str =
@@ -42,10 +36,10 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 /// The surface's tools now, with any that break the rules left out (and
 /// reported), or `Err` when `list_tools` panicked.
-fn current_tools(service: &Service, entry: &SessionEntry) -> Result<Vec<Tool>, RpcError> {
+fn current_tools(server: &Server, session: &dyn Session) -> Result<Vec<Tool>, RpcError> {
     let listed =
-        catch_unwind(AssertUnwindSafe(|| entry.surface.list_tools())).map_err(|payload| {
-            service.emit(|| Event::SurfaceFault {
+        catch_unwind(AssertUnwindSafe(|| session.surface().list_tools())).map_err(|payload| {
+            server.emit(|| Event::SurfaceFault {
                 message: format!("list_tools panicked: {}", panic_message(&*payload)),
             });
             RpcError::new(INTERNAL_ERROR, "the application could not list its tools")
@@ -54,11 +48,11 @@ fn current_tools(service: &Service, entry: &SessionEntry) -> Result<Vec<Tool>, R
     let mut tools = Vec::with_capacity(listed.len());
     for tool in listed {
         if let Err(err) = tool.validate() {
-            service.emit(|| Event::SurfaceFault {
+            server.emit(|| Event::SurfaceFault {
                 message: format!("tool left out of tools/list: {err}"),
             });
         } else if !seen.insert(tool.name().to_owned()) {
-            service.emit(|| Event::SurfaceFault {
+            server.emit(|| Event::SurfaceFault {
                 message: format!("tool {:?} listed twice; the first is kept", tool.name()),
             });
         } else {
@@ -70,8 +64,8 @@ fn current_tools(service: &Service, entry: &SessionEntry) -> Result<Vec<Tool>, R
 
 /// `tools/list`. The host never issues cursors, so any cursor is unknown.
 pub(crate) fn list(
-    service: &Service,
-    entry: &SessionEntry,
+    server: &Server,
+    session: &dyn Session,
     revision: Revision,
     params: Option<&Value>,
 ) -> Result<Value, RpcError> {
@@ -82,7 +76,7 @@ pub(crate) fn list(
             ));
         }
     }
-    let tools = current_tools(service, entry)?;
+    let tools = current_tools(server, session)?;
     let tools: Vec<Value> = tools.iter().map(|tool| tool.to_json(revision)).collect();
     Ok(json!({ "tools": tools }))
 }
@@ -106,307 +100,178 @@ fn read_call(params: Option<&Value>) -> Result<(String, Value), RpcError> {
     Ok((name.to_owned(), arguments))
 }
 
-/// `tools/call`: find the tool now, admit the call, run the handler.
-pub(crate) fn call(
-    service: &Service,
-    entry: &Arc<SessionEntry>,
+/// A refused call: a result the model reads (a tool error) or a JSON-RPC
+/// error.
+pub(crate) type Refusal = Result<Value, RpcError>;
+
+/// `tools/call`: the tool as listed now, and every check before its handler
+/// may run. `param_headers`: the request's headers, in 2026-07-28, where
+/// the tool's header parameters must match its arguments.
+pub(crate) fn plan(
+    server: &Server,
+    session: &dyn Session,
     caller: &Caller,
     request_id: &Value,
     params: Option<&Value>,
-    outlet: &Arc<dyn Outlet>,
     param_headers: Option<&Headers>,
-) -> Result<Result<Value, RpcError>, Halt> {
-    let revision = caller.revision;
-    let (name, arguments) = match read_call(params) {
-        Ok(call) => call,
-        Err(err) => return Ok(Err(err)),
-    };
-    let found = catch_unwind(AssertUnwindSafe(|| entry.surface.find_tool(&name)));
-    let tool = match found {
-        Ok(Some(tool)) => tool,
-        Ok(None) => {
-            service.emit(|| Event::UnknownTool { tool: name.clone() });
-            let text = format!("Unknown tool: {name:?} is not available on this server right now. Call tools/list for the current tools.");
-            return Ok(Ok(json!({
-                "content": [{"type": "text", "text": text}],
-                "isError": true,
-            })));
-        }
-        Err(payload) => {
-            service.emit(|| Event::SurfaceFault {
-                message: format!("find_tool panicked: {}", panic_message(&*payload)),
-            });
-            return Ok(Err(RpcError::new(
-                INTERNAL_ERROR,
-                "the application could not look up its tools",
-            )));
-        }
-    };
+) -> Result<CallPlan, Refusal> {
+    let (name, arguments) = read_call(params).map_err(Err)?;
+    let tool = find_tool(server, session, &name)?;
     if let Some(headers) = param_headers {
-        if let Err(mismatch) = check_headers(tool.header_params(), &arguments, headers) {
-            return Ok(Err(mismatch));
-        }
+        check_headers(tool.header_params(), &arguments, headers).map_err(Err)?;
     }
     if let Some(missing) = missing_capabilities(&tool, &caller.capabilities) {
-        return Ok(Err(missing));
+        return Err(Err(missing));
     }
     // Arguments that break the schema never reach the handler: the model
     // gets every violation as a tool error (2025-11-25 says input validation
     // failures are tool errors, so the model can correct itself).
     if let Err(violations) = tool.check_arguments(&arguments) {
-        service.emit(|| Event::InvalidArguments {
+        server.emit(|| Event::InvalidArguments {
             tool: tool.name().to_owned(),
             violations: violations.clone(),
         });
-        return Ok(Ok(json!({
-            "content": [{"type": "text", "text": violations}],
-            "isError": true,
-        })));
+        return Err(Ok(tool_error(&violations)));
     }
-    let asking = match ask_channel(service, entry, caller, &tool, &arguments, params) {
-        Ok(asking) => asking,
-        Err(error) => return Ok(Err(error)),
+    let rounds = if caller.revision.is_stateless() {
+        Some(read_rounds(params).map_err(Err)?)
+    } else {
+        None
     };
-    let _slot = service.slots.take()?;
-    let key = caller.session_id.as_ref().map(|session| CallKey {
-        mcp_session: session.clone(),
-        request_id: request_id.clone(),
-    });
-    let ticket = entry.admit(key).ok_or(Halt::Revoked)?;
     let progress_token = params
         .and_then(|p| p.get("_meta"))
         .and_then(|m| m.get("progressToken"))
         .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
         .cloned();
-    let talk = Talk::new(
-        Arc::clone(outlet),
-        progress_token,
-        caller.log_level,
-        (Arc::clone(&service.hub), Arc::clone(entry)),
-    );
-    let started = Instant::now();
-    let deadline = service.call_timeout.map(|limit| started + limit);
-    let ctx = CallContext {
+    let key = caller.session_id.as_ref().map(|session| CallKey {
+        mcp_session: session.clone(),
         request_id: request_id.clone(),
-        revision,
-        client: caller.client.clone(),
-        cancel: Arc::clone(&ticket.cancel),
-        talk: Some(talk),
-        deadline,
-        capabilities: caller.capabilities.clone(),
-        asking: Some(asking),
-    };
-    service.emit(|| Event::CallStarted {
-        tool: tool.name().to_owned(),
     });
-    let watches = watch(
-        service, &tool, request_id, revision, outlet, &ticket, started,
-    );
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        entry.surface.call(tool.name(), &arguments, &ctx)
-    }))
-    .unwrap_or_else(|payload| {
-        ToolOutcome::failed(format!(
-            "the handler panicked: {}",
-            panic_message(&*payload)
-        ))
-    });
-    // A result that breaks the tool's own output schema is a host bug: the
-    // model must not see it, the application must.
-    let outcome = match &outcome.state {
-        OutcomeState::Success { structured, .. } => {
-            match tool.check_structured_output(structured.as_ref()) {
-                Ok(()) => outcome,
-                Err(detail) => ToolOutcome::failed(detail),
-            }
-        }
-        _ => outcome,
-    };
-    let duration = started.elapsed();
-    for job in watches {
-        service.timer.cancel(job);
-    }
-    let cancelled_by_client = ticket.cancel.by_client();
-    drop(ticket);
-    service.emit(|| Event::CallFinished {
-        tool: tool.name().to_owned(),
-        duration,
-        outcome: match &outcome.state {
-            OutcomeState::Success { .. } => CallResult::Success,
-            OutcomeState::Declined { reason, .. } => CallResult::Declined {
-                reason: reason.clone(),
-            },
-            OutcomeState::Failed { detail } => CallResult::Failed {
-                detail: detail.clone(),
-            },
-        },
-    });
-    if cancelled_by_client {
-        return Err(Halt::Cancelled);
-    }
-    if let Some(round) = ctx.into_round().filter(|round| !round.needed.is_empty()) {
-        return Ok(Ok(input_required(service, entry, &tool, &arguments, round)));
-    }
-    Ok(Ok(render(&outcome, revision)))
+    Ok(CallPlan {
+        request_id: request_id.clone(),
+        tool,
+        arguments,
+        progress_token,
+        key,
+        rounds,
+    })
 }
 
-/// The bound on handlers running at once, host-wide. Calls past it are
-/// refused at once with a retryable error, so that the workers left over
-/// keep answering `ping`, `tools/list` and cancellations however long the
-/// handlers run.
-#[derive(Debug)]
-pub(crate) struct CallSlots {
-    running: AtomicUsize,
-    max: usize,
-}
-
-impl CallSlots {
-    pub(crate) fn new(max: usize) -> CallSlots {
-        CallSlots {
-            running: AtomicUsize::new(0),
-            max,
-        }
-    }
-
-    fn take(&self) -> Result<SlotGuard<'_>, Halt> {
-        let taken = self
-            .running
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-                (n < self.max).then_some(n + 1)
+/// The tool named `name` as the surface lists it now. A surface's tool that
+/// breaks the naming rules is refused here exactly as it is left out of
+/// `tools/list`.
+fn find_tool(server: &Server, session: &dyn Session, name: &str) -> Result<Tool, Refusal> {
+    let found = catch_unwind(AssertUnwindSafe(|| session.surface().find_tool(name)));
+    match found {
+        Ok(Some(tool)) if tool.validate().is_ok() => Ok(tool),
+        Ok(_) => {
+            server.emit(|| Event::UnknownTool {
+                tool: name.to_owned(),
             });
-        match taken {
-            Ok(_) => Ok(SlotGuard(self)),
-            Err(running) => Err(Halt::Busy { running }),
+            Err(Ok(tool_error(&format!("Unknown tool: {name:?} is not available on this server right now. Call tools/list for the current tools."))))
+        }
+        Err(payload) => {
+            server.emit(|| Event::SurfaceFault {
+                message: format!("find_tool panicked: {}", panic_message(&*payload)),
+            });
+            Err(Err(RpcError::new(
+                INTERNAL_ERROR,
+                "the application could not look up its tools",
+            )))
         }
     }
 }
 
-/// A taken call slot; dropping it frees the slot.
-struct SlotGuard<'a>(&'a CallSlots);
-
-impl Drop for SlotGuard<'_> {
-    fn drop(&mut self) {
-        self.0.running.fetch_sub(1, Ordering::SeqCst);
-    }
+/// A result the model reads as the tool's error.
+fn tool_error(text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": text}], "isError": true})
 }
 
-/// Schedules what happens while a call runs long: at the deadline (when the
-/// host sets one) the call is cancelled and the client answered with a tool
-/// error, although the handler runs on until it returns, holding its worker
-/// and call slot; and, with or without a deadline, a report to the event
-/// hook once the call has run for the reporting threshold.
-fn watch(
-    service: &Service,
-    tool: &Tool,
-    request_id: &Value,
-    revision: Revision,
-    outlet: &Arc<dyn Outlet>,
-    ticket: &CallTicket,
-    started: Instant,
-) -> Vec<JobId> {
-    let mut jobs = Vec::new();
-    if let Some(limit) = service.call_timeout {
-        let text = format!(
-            "The tool did not finish within its deadline of {} ms and was cancelled.",
-            limit.as_millis()
-        );
-        let mut result = json!({"content": [{"type": "text", "text": text}], "isError": true});
-        if revision.is_stateless() {
-            result = complete(service, result);
-        }
-        let message = success(request_id, result);
-        let outlet = Arc::downgrade(outlet);
-        let cancel = Arc::clone(&ticket.cancel);
-        let hook = service.hook.clone();
-        let name = tool.name().to_owned();
-        jobs.push(service.timer.schedule(started + limit, move || {
-            let Some(outlet) = outlet.upgrade() else {
-                return;
-            };
-            cancel.cancel("the call's deadline passed", false);
-            outlet.answer(&message);
-            if let Some(hook) = hook {
-                report(
-                    &hook,
-                    &Event::CallTimedOut {
-                        tool: name,
-                        after: limit,
-                    },
-                );
-            }
-        }));
-    }
-    if let (Some(after), Some(hook)) = (service.long_call_report, service.hook.clone()) {
-        let name = tool.name().to_owned();
-        jobs.push(service.timer.schedule(started + after, move || {
-            report(
-                &hook,
-                &Event::CallRunningLong {
-                    tool: name,
-                    elapsed: started.elapsed(),
-                },
-            );
-        }));
-    }
-    jobs
-}
-
-/// How the call will reach its client with questions: on its stream
-/// (stateful), or through rounds whose answers so far arrive in the signed
-/// `requestState` and the retry's `inputResponses` (2026-07-28).
-fn ask_channel(
-    service: &Service,
-    entry: &Arc<SessionEntry>,
-    caller: &Caller,
-    tool: &Tool,
-    arguments: &Value,
-    params: Option<&Value>,
-) -> Result<Asking, RpcError> {
-    if !caller.revision.is_stateless() {
-        return Ok(Asking::Stream {
-            entry: Arc::clone(entry),
-            mcp_session: caller.session_id.clone(),
-        });
-    }
-    let mut answers = match params.and_then(|p| p.get("requestState")) {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::String(state)) => service
-            .states
-            .open(state, &fingerprint(entry, tool.name(), arguments))
-            .map_err(|why| RpcError::invalid_params(format!("invalid requestState: {why}")))?,
+/// What a 2026-07-28 retry carries: the previous round's `requestState` and
+/// this round's `inputResponses`.
+fn read_rounds(params: Option<&Value>) -> Result<Rounds, RpcError> {
+    let state = match params.and_then(|p| p.get("requestState")) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(state)) => Some(state.clone()),
         Some(_) => return Err(RpcError::invalid_params("requestState must be a string")),
     };
-    match params.and_then(|p| p.get("inputResponses")) {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(responses)) => {
-            answers.extend(responses.iter().map(|(k, v)| (k.clone(), v.clone())));
-        }
+    let responses = match params.and_then(|p| p.get("inputResponses")) {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(responses)) => responses.clone(),
         Some(_) => {
             return Err(RpcError::invalid_params(
                 "inputResponses must be an object mapping each input request's key to the client's result",
             ))
         }
+    };
+    Ok(Rounds { state, responses })
+}
+
+/// The outcome as it may be sent: a success whose structured content
+/// breaks the tool's own output schema is a fault of the application — the
+/// model must not see it, the application must.
+pub(crate) fn checked_outcome(tool: &Tool, outcome: ToolOutcome) -> ToolOutcome {
+    if outcome.result != CallResult::Success {
+        return outcome;
     }
-    Ok(Asking::Rounds {
-        answers,
-        round: std::sync::Mutex::default(),
-    })
+    match tool.check_structured_output(outcome.structured.as_ref()) {
+        Ok(()) => outcome,
+        Err(detail) => ToolOutcome::failed(detail),
+    }
+}
+
+/// The JSON-RPC response to a call whose handler came to `outcome`.
+pub(crate) fn call_reply(
+    server: &Server,
+    caller: &Caller,
+    request_id: &Value,
+    outcome: &ToolOutcome,
+) -> Value {
+    finish_result(
+        server,
+        caller.revision,
+        request_id,
+        render(outcome, caller.revision),
+    )
+}
+
+/// The response sent when a call passes its deadline while its handler
+/// still runs.
+pub(crate) fn timeout_reply(
+    server: &Server,
+    revision: Revision,
+    request_id: &Value,
+    limit_ms: u128,
+) -> Value {
+    let text =
+        format!("The tool did not finish within its deadline of {limit_ms} ms and was cancelled.");
+    finish_result(server, revision, request_id, tool_error(&text))
 }
 
 /// The 2026-07-28 answer to a run that asked what the client has not
-/// answered yet: the questions, and a signed state with the answers so far.
-fn input_required(
-    service: &Service,
-    entry: &SessionEntry,
-    tool: &Tool,
-    arguments: &Value,
-    round: Round,
+/// answered yet: the questions (key, then `{method, params}`), and a
+/// signed `state` holding the answers so far.
+pub(crate) fn input_required(
+    server: &Server,
+    request_id: &Value,
+    needed: Vec<(String, Value)>,
+    state: String,
 ) -> Value {
-    let requests: Map<String, Value> = round.needed.into_iter().collect();
-    let state = service
-        .states
-        .sign(&fingerprint(entry, tool.name(), arguments), &round.used);
-    json!({"resultType": "input_required", "inputRequests": requests, "requestState": state})
+    let requests: Map<String, Value> = needed.into_iter().collect();
+    let result =
+        json!({"resultType": "input_required", "inputRequests": requests, "requestState": state});
+    finish_result(server, Revision::V2026_07_28, request_id, result)
+}
+
+/// A call's result as the response to its request, completed as
+/// 2026-07-28 requires.
+fn finish_result(server: &Server, revision: Revision, request_id: &Value, result: Value) -> Value {
+    let result = if revision.is_stateless() {
+        complete(server, result)
+    } else {
+        result
+    };
+    success(request_id, result)
 }
 
 /// The `-32021` error when the client lacks a capability the tool requires.
@@ -433,37 +298,37 @@ fn missing_capabilities(tool: &Tool, declared: &Value) -> Option<RpcError> {
 }
 
 /// A `CallToolResult` for the revision.
-pub(crate) fn render(outcome: &ToolOutcome, revision: Revision) -> Value {
+fn render(outcome: &ToolOutcome, revision: Revision) -> Value {
     let mut result = Map::new();
-    match &outcome.state {
-        OutcomeState::Success {
-            content,
-            structured,
-        } => {
-            let content: Vec<Value> = content.iter().map(|c| c.to_json(revision)).collect();
+    let structured = outcome
+        .structured
+        .as_ref()
+        .filter(|_| revision.has_structured_content());
+    match &outcome.result {
+        CallResult::Success => {
+            let content: Vec<Value> = outcome
+                .content
+                .iter()
+                .map(|c| c.to_json(revision))
+                .collect();
             result.insert("content".into(), content.into());
-            if let Some(structured) = structured
-                .as_ref()
-                .filter(|_| revision.has_structured_content())
-            {
+            if let Some(structured) = structured {
                 result.insert("structuredContent".into(), structured.clone());
             }
             result.insert("isError".into(), false.into());
         }
-        OutcomeState::Declined { reason, code } => {
-            let text = match code {
-                Some(code) if !revision.has_structured_content() => {
-                    format!("{reason} (code: {code})")
-                }
+        CallResult::Declined { reason } => {
+            let text = match &outcome.structured {
+                Some(code) if structured.is_none() => format!("{reason} (code: {code})"),
                 _ => reason.clone(),
             };
             result.insert("content".into(), json!([{"type": "text", "text": text}]));
-            if let Some(code) = code.as_ref().filter(|_| revision.has_structured_content()) {
+            if let Some(code) = structured {
                 result.insert("structuredContent".into(), json!({ "code": code }));
             }
             result.insert("isError".into(), true.into());
         }
-        OutcomeState::Failed { .. } => {
+        CallResult::Failed { .. } => {
             result.insert(
                 "content".into(),
                 json!([{"type": "text", "text": FAILED_TEXT}]),

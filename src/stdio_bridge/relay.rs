@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 use super::Ending;
 use crate::client::forward::{request_ids, Link, Unanswered, Upstream};
 use crate::client::{CancelHandle, ClientError};
-use crate::session::lock;
+use crate::sync::lock;
 
 /// JSON-RPC's code for a line that is not JSON.
 const PARSE_ERROR: i64 = -32700;

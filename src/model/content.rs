@@ -9,8 +9,8 @@
 
 use serde_json::{json, Map, Value};
 
+use super::revision::Revision;
 use crate::base64::base64_encode;
-use crate::mcp::Revision;
 
 /// One content block of a tool result.
 ///

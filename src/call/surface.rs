@@ -12,9 +12,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::context::CallContext;
+use super::context::CallContext;
 use crate::error::Error;
-use crate::tool::{Tool, ToolOutcome};
+use crate::model::{Tool, ToolOutcome};
 
 /// A set of tools and the code behind them. Handlers are called concurrently
 /// from the host's workers, outside every lock of the host.

@@ -11,7 +11,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::Instant;
 
-use crate::session::lock;
+use crate::sync::lock;
 
 type Job = Box<dyn FnOnce() + Send>;
 

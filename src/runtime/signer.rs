@@ -14,8 +14,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::{json, Map, Value};
 
 use crate::base64::{base64_decode, base64_encode};
-use crate::hmac::{hmac_sha256, sha256};
-use crate::session::{constant_time_eq, lock, random_bytes, SessionEntry};
+use crate::crypto::hmac::{hmac_sha256, sha256};
+use crate::crypto::{constant_time_eq, hex, random_bytes};
+use crate::sync::lock;
 
 /// How long a state may take to come back.
 pub(crate) const STATE_LIFETIME: Duration = Duration::from_secs(600);
@@ -37,13 +38,10 @@ fn now_secs() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// What a state is for: the session, the tool, the arguments.
-pub(crate) fn fingerprint(entry: &SessionEntry, tool: &str, arguments: &Value) -> String {
-    let mut material = entry.binding.to_vec();
+/// What a state is for: the session (by its `binding`), the tool, the
+/// arguments.
+pub(crate) fn fingerprint(binding: &[u8], tool: &str, arguments: &Value) -> String {
+    let mut material = binding.to_vec();
     material.extend_from_slice(tool.as_bytes());
     material.push(0);
     material.extend_from_slice(arguments.to_string().as_bytes());

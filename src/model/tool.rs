@@ -1,11 +1,4 @@
-//! Tool definitions and the outcome of a tool call.
-//!
-//! A [`Tool`] is what the model sees in `tools/list`; a [`ToolOutcome`] is what
-//! a handler returns. Outcomes have three states because the model and the
-//! application need to hear different things: a *declined* call is the tool's
-//! own answer (the model should read the reason and adapt), a *failed* call is
-//! the host's problem (the model gets a generic error, the application the
-//! details through the event hook).
+//! Tool definitions: what the model sees in `tools/list`.
 //!
 //! A tool's schemas are compiled when the tool is built (see
 //! [`Schema`](crate::Schema)) and shared by every clone, so checking a call
@@ -15,9 +8,9 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use crate::content::Content;
+use super::params::{header_params, HeaderParam};
+use super::revision::Revision;
 use crate::error::Error;
-use crate::mcp::{header_params, HeaderParam, Revision};
 use crate::schema::Schema;
 
 mod presentation;
@@ -369,128 +362,6 @@ impl Tool {
     }
 }
 
-/// What a tool call came to.
-///
-/// ```
-/// use serde_json::json;
-/// use toolhost::{OutcomeKind, ToolOutcome};
-///
-/// let ok = ToolOutcome::json(json!({"sum": 3}));
-/// let no = ToolOutcome::declined("over the daily quota").with_code(json!("quota"));
-/// let broken = ToolOutcome::failed("database connection lost");
-/// assert_eq!(ok.kind(), OutcomeKind::Success);
-/// assert_eq!(no.kind(), OutcomeKind::Declined);
-/// assert_eq!(broken.kind(), OutcomeKind::Failed);
-/// ```
-#[derive(Clone, Debug, PartialEq)]
-pub struct ToolOutcome {
-    pub(crate) state: OutcomeState,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum OutcomeState {
-    Success {
-        content: Vec<Content>,
-        structured: Option<Value>,
-    },
-    Declined {
-        reason: String,
-        code: Option<Value>,
-    },
-    Failed {
-        detail: String,
-    },
-}
-
-/// The three states of a [`ToolOutcome`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OutcomeKind {
-    /// The tool ran and produced a result.
-    Success,
-    /// The tool ran and said no; the model reads the reason.
-    Declined,
-    /// The tool could not run (a fault or a panic); the model gets a generic error.
-    Failed,
-}
-
-impl ToolOutcome {
-    /// Success with one text block.
-    pub fn text(text: impl Into<String>) -> ToolOutcome {
-        ToolOutcome::content([Content::text(text)])
-    }
-
-    /// Success with `structuredContent`, mirrored into a text block for
-    /// clients that ignore structured content.
-    pub fn json(value: Value) -> ToolOutcome {
-        ToolOutcome {
-            state: OutcomeState::Success {
-                content: vec![Content::text(value.to_string())],
-                structured: Some(value),
-            },
-        }
-    }
-
-    /// Success with the given content blocks.
-    pub fn content(content: impl IntoIterator<Item = Content>) -> ToolOutcome {
-        ToolOutcome {
-            state: OutcomeState::Success {
-                content: content.into_iter().collect(),
-                structured: None,
-            },
-        }
-    }
-
-    /// Adds (or replaces) the `structuredContent` of a success; other states
-    /// are unchanged.
-    #[must_use]
-    pub fn with_structured(mut self, value: Value) -> ToolOutcome {
-        if let OutcomeState::Success { structured, .. } = &mut self.state {
-            *structured = Some(value);
-        }
-        self
-    }
-
-    /// The tool ran and said no. The reason is written for the model, which
-    /// sees it as an error result (`isError: true`) and can adapt.
-    pub fn declined(reason: impl Into<String>) -> ToolOutcome {
-        ToolOutcome {
-            state: OutcomeState::Declined {
-                reason: reason.into(),
-                code: None,
-            },
-        }
-    }
-
-    /// Attaches a machine-readable code to a declined outcome, sent as
-    /// `structuredContent: {"code": …}`; other states are unchanged.
-    #[must_use]
-    pub fn with_code(mut self, value: Value) -> ToolOutcome {
-        if let OutcomeState::Declined { code, .. } = &mut self.state {
-            *code = Some(value);
-        }
-        self
-    }
-
-    /// The tool could not run. The detail goes to the host's event hook only;
-    /// the model is told that the tool failed and nothing more.
-    pub fn failed(detail: impl Into<String>) -> ToolOutcome {
-        ToolOutcome {
-            state: OutcomeState::Failed {
-                detail: detail.into(),
-            },
-        }
-    }
-
-    /// Which of the three states this is.
-    pub fn kind(&self) -> OutcomeKind {
-        match self.state {
-            OutcomeState::Success { .. } => OutcomeKind::Success,
-            OutcomeState::Declined { .. } => OutcomeKind::Declined,
-            OutcomeState::Failed { .. } => OutcomeKind::Failed,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -525,11 +396,5 @@ mod tests {
         let new = tool.to_json(Revision::V2025_06_18);
         assert_eq!(new["title"], "T");
         assert_eq!(new["outputSchema"], json!({"type": "object"}));
-    }
-
-    #[test]
-    fn with_code_only_touches_declined_outcomes() {
-        let ok = ToolOutcome::text("x").with_code(json!("c"));
-        assert_eq!(ok, ToolOutcome::text("x"));
     }
 }

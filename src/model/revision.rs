@@ -141,13 +141,17 @@ impl fmt::Display for Revision {
     }
 }
 
-/// The supported revisions as one human-readable list, for error messages.
-pub(crate) fn supported_list() -> String {
-    Revision::ALL
-        .iter()
-        .map(|r| r.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
+impl Revision {
+    /// The supported revisions' wire names, oldest first.
+    pub(crate) fn supported() -> Vec<&'static str> {
+        Revision::ALL.iter().map(|r| r.as_str()).collect()
+    }
+
+    /// The supported revisions as one human-readable list, for error
+    /// messages.
+    pub(crate) fn supported_list() -> String {
+        Revision::supported().join(", ")
+    }
 }
 
 #[cfg(test)]

@@ -19,12 +19,16 @@
 //!   run once per round.
 
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Mutex};
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use crate::mcp::Revision;
+use super::port::{Answer, CallLink, Cancellation, Gone};
+use crate::model::{Revision, ToolOutcome};
 use crate::schema::Schema;
-use crate::tool::ToolOutcome;
+use crate::sync::lock;
 
 /// One question for the client: an elicitation, a sampling request, or a
 /// request for the client's roots.
@@ -367,6 +371,158 @@ fn check_primitive(property: &Value, revision: Revision) -> Result<(), String> {
     }
 }
 
+/// How a running call reaches its client with questions.
+pub(crate) enum Asking {
+    /// Stateful revisions: on the call's event stream, answers routed back
+    /// by id through the call's link.
+    Stream,
+    /// 2026-07-28: answers come with the retried call; the missing ones are
+    /// collected for the `input_required` result.
+    Rounds {
+        answers: Map<String, Value>,
+        round: Mutex<Round>,
+    },
+}
+
+/// What one run of a handler asked, in 2026-07-28.
+#[derive(Default)]
+pub(crate) struct Round {
+    next_auto: usize,
+    /// Answers the handler used, carried to the next round's state.
+    pub(crate) used: Map<String, Value>,
+    /// Questions with no answer yet: key, then `{method, params}`.
+    pub(crate) needed: Vec<(String, Value)>,
+}
+
+static NEXT_ASK: AtomicU64 = AtomicU64::new(1);
+
+/// A fresh id for a request to a client; unique for the process.
+pub(crate) fn next_ask_id() -> String {
+    format!("toolhost-ask-{}", NEXT_ASK.fetch_add(1, Ordering::SeqCst))
+}
+
+impl Asking {
+    /// 2026-07-28: answers for the questions, from this round's responses
+    /// and earlier rounds'; `InputRequired` when any is missing (all the
+    /// missing ones are recorded, so that the client gets them together).
+    pub(crate) fn from_rounds(
+        answers: &Map<String, Value>,
+        round: &Mutex<Round>,
+        requests: &[InputRequest],
+    ) -> Result<Vec<Value>, AskError> {
+        let mut round = lock(round);
+        let mut found = Vec::with_capacity(requests.len());
+        let mut missing = false;
+        for request in requests {
+            let key = match request.explicit_key() {
+                Some(key) => key.to_owned(),
+                None => {
+                    round.next_auto += 1;
+                    format!("input-{}", round.next_auto)
+                }
+            };
+            match answers.get(&key) {
+                Some(answer) if request.check_answer(answer).is_ok() => {
+                    round.used.insert(key, answer.clone());
+                    found.push(answer.clone());
+                }
+                _ => {
+                    missing = true;
+                    round.needed.push((
+                        key,
+                        json!({"method": request.method(), "params": request.params()}),
+                    ));
+                }
+            }
+        }
+        if missing {
+            Err(AskError::InputRequired)
+        } else {
+            Ok(found)
+        }
+    }
+}
+
+/// How often a handler waiting for a client's answer looks at its
+/// cancellation flag and deadline.
+const ASK_POLL: Duration = Duration::from_millis(20);
+
+/// Stateful revisions: sends the questions on the call's stream and waits
+/// for every answer, waking for cancellation and the deadline.
+pub(crate) fn on_stream(
+    link: &dyn CallLink,
+    cancel: &Cancellation,
+    deadline: Option<Instant>,
+    requests: Vec<InputRequest>,
+) -> Result<Vec<Value>, AskError> {
+    let mut waiting = Vec::with_capacity(requests.len());
+    let forget = |waiting: &[(String, mpsc::Receiver<Answer>, InputRequest)]| {
+        for (id, _, _) in waiting {
+            link.forget_answer(id);
+        }
+    };
+    for request in requests {
+        let id = next_ask_id();
+        let answer = link.expect_answer(&id);
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": request.method(),
+                             "params": request.params()});
+        waiting.push((id, answer, request));
+        let sent = if cancel.is_cancelled() {
+            Err(Gone::CLOSED)
+        } else {
+            link.send(&message)
+        };
+        if let Err(Gone(reason)) = sent {
+            forget(&waiting);
+            cancel.cancel(reason, true);
+            return Err(AskError::Disconnected);
+        }
+    }
+    let mut answers = Vec::with_capacity(waiting.len());
+    for (id, answer, request) in &waiting {
+        match await_answer(cancel, deadline, answer, request) {
+            Ok(value) => answers.push(value),
+            Err(err) => {
+                forget(&waiting);
+                return Err(err);
+            }
+        }
+        link.forget_answer(id);
+    }
+    Ok(answers)
+}
+
+/// Waits for one answer, waking for cancellation and the deadline.
+fn await_answer(
+    cancel: &Cancellation,
+    deadline: Option<Instant>,
+    answer: &mpsc::Receiver<Answer>,
+    request: &InputRequest,
+) -> Result<Value, AskError> {
+    loop {
+        if cancel.is_cancelled() {
+            return Err(AskError::Cancelled(cancel.reason().unwrap_or_default()));
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(AskError::TimedOut);
+        }
+        match answer.recv_timeout(ASK_POLL) {
+            Ok(Ok(value)) => {
+                request.check_answer(&value)?;
+                return Ok(value);
+            }
+            Ok(Err(error)) => {
+                return Err(AskError::Refused {
+                    code: error["code"].as_i64().unwrap_or(0),
+                    message: error["message"].as_str().unwrap_or("").to_owned(),
+                })
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Err(AskError::Disconnected),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -428,83 +584,5 @@ mod tests {
         let url = InputRequest::elicit_url("pay", "https://pay.example/1", "e1");
         assert!(url.check(Revision::V2025_06_18).is_err());
         assert_eq!(url.check(Revision::V2025_11_25), Ok(()));
-    }
-}
-
-/// How a running call reaches its client with questions.
-pub(crate) enum Asking {
-    /// Stateful revisions: on the call's event stream, answers routed back
-    /// by id.
-    Stream {
-        entry: std::sync::Arc<crate::session::SessionEntry>,
-        mcp_session: Option<String>,
-    },
-    /// 2026-07-28: answers come with the retried call; the missing ones are
-    /// collected for the `input_required` result.
-    Rounds {
-        answers: Map<String, Value>,
-        round: std::sync::Mutex<Round>,
-    },
-}
-
-/// What one run of a handler asked, in 2026-07-28.
-#[derive(Default)]
-pub(crate) struct Round {
-    next_auto: usize,
-    /// Answers the handler used, carried to the next round's state.
-    pub(crate) used: Map<String, Value>,
-    /// Questions with no answer yet: key, then `{method, params}`.
-    pub(crate) needed: Vec<(String, Value)>,
-}
-
-static NEXT_ASK: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-
-/// A fresh id for a request to a client; unique for the process.
-pub(crate) fn next_ask_id() -> String {
-    format!(
-        "toolhost-ask-{}",
-        NEXT_ASK.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
-    )
-}
-
-impl Asking {
-    /// 2026-07-28: answers for the questions, from this round's responses
-    /// and earlier rounds'; `InputRequired` when any is missing (all the
-    /// missing ones are recorded, so that the client gets them together).
-    pub(crate) fn from_rounds(
-        answers: &Map<String, Value>,
-        round: &std::sync::Mutex<Round>,
-        requests: &[InputRequest],
-    ) -> Result<Vec<Value>, AskError> {
-        let mut round = crate::session::lock(round);
-        let mut found = Vec::with_capacity(requests.len());
-        let mut missing = false;
-        for request in requests {
-            let key = match request.explicit_key() {
-                Some(key) => key.to_owned(),
-                None => {
-                    round.next_auto += 1;
-                    format!("input-{}", round.next_auto)
-                }
-            };
-            match answers.get(&key) {
-                Some(answer) if request.check_answer(answer).is_ok() => {
-                    round.used.insert(key, answer.clone());
-                    found.push(answer.clone());
-                }
-                _ => {
-                    missing = true;
-                    round.needed.push((
-                        key,
-                        json!({"method": request.method(), "params": request.params()}),
-                    ));
-                }
-            }
-        }
-        if missing {
-            Err(AskError::InputRequired)
-        } else {
-            Ok(found)
-        }
     }
 }

@@ -8,8 +8,8 @@
 
 use serde_json::Value;
 
+use super::http::Headers;
 use super::jsonrpc::{RpcError, HEADER_MISMATCH};
-use super::Headers;
 use crate::base64::base64_decode;
 
 const ANNOTATION: &str = "x-mcp-header";

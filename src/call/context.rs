@@ -7,20 +7,15 @@
 //! long work can stop early.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use crate::ask::{next_ask_id, AskError, Asking, Elicitation, InputRequest, Round};
-use crate::hub::Hub;
-use crate::mcp::{Gone, Outlet, Revision};
-use crate::session::{lock, SessionEntry};
-
-/// How often a handler waiting for a client's answer looks at its
-/// cancellation flag and deadline.
-const ASK_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+use super::ask::{AskError, Asking, Elicitation, InputRequest, Round};
+use super::port::{CallLink, Cancellation, Gone};
+use crate::model::{ClientInfo, LogLevel, Revision};
+use crate::sync::lock;
 
 /// The context of one tool call.
 ///
@@ -52,92 +47,26 @@ pub struct CallContext {
     pub(crate) asking: Option<Asking>,
 }
 
-/// The client's self-description (`clientInfo`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ClientInfo {
-    /// The client's name, for example `claude-code`.
-    pub name: String,
-    /// The client's version string.
-    pub version: String,
-}
-
-/// The severity of a log message, as MCP (and syslog) orders them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum LogLevel {
-    /// Detailed debugging information.
-    Debug,
-    /// Normal operational messages.
-    Info,
-    /// Normal but significant events.
-    Notice,
-    /// Warning conditions.
-    Warning,
-    /// Error conditions.
-    Error,
-    /// Critical conditions.
-    Critical,
-    /// Action must be taken immediately.
-    Alert,
-    /// The system is unusable.
-    Emergency,
-}
-
-impl LogLevel {
-    const ALL: [LogLevel; 8] = [
-        LogLevel::Debug,
-        LogLevel::Info,
-        LogLevel::Notice,
-        LogLevel::Warning,
-        LogLevel::Error,
-        LogLevel::Critical,
-        LogLevel::Alert,
-        LogLevel::Emergency,
-    ];
-
-    /// The level's name on the wire (`"debug"`, `"info"`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LogLevel::Debug => "debug",
-            LogLevel::Info => "info",
-            LogLevel::Notice => "notice",
-            LogLevel::Warning => "warning",
-            LogLevel::Error => "error",
-            LogLevel::Critical => "critical",
-            LogLevel::Alert => "alert",
-            LogLevel::Emergency => "emergency",
-        }
-    }
-
-    /// Parses a wire name; `None` for anything else.
-    pub fn parse(text: &str) -> Option<LogLevel> {
-        LogLevel::ALL.into_iter().find(|l| l.as_str() == text)
-    }
-}
-
-/// How a call talks back: where notifications go, and what the client
+/// How a call talks back: its link to the runtime, and what the client
 /// asked to hear.
 pub(crate) struct Talk {
-    pub(crate) outlet: Arc<dyn Outlet>,
+    pub(crate) link: Arc<dyn CallLink>,
     pub(crate) progress_token: Option<Value>,
     pub(crate) log_level: Option<LogLevel>,
     last_progress: Mutex<Option<f64>>,
-    /// Where a change of the session's tool list is announced.
-    changes: (Arc<Hub>, Arc<SessionEntry>),
 }
 
 impl Talk {
     pub(crate) fn new(
-        outlet: Arc<dyn Outlet>,
+        link: Arc<dyn CallLink>,
         progress_token: Option<Value>,
         log_level: Option<LogLevel>,
-        changes: (Arc<Hub>, Arc<SessionEntry>),
     ) -> Talk {
         Talk {
-            outlet,
+            link,
             progress_token,
             log_level,
             last_progress: Mutex::new(None),
-            changes,
         }
     }
 }
@@ -252,86 +181,11 @@ impl CallContext {
             Some(Asking::Rounds { answers, round }) => {
                 Asking::from_rounds(answers, round, &requests)
             }
-            Some(Asking::Stream { entry, mcp_session }) => {
-                self.ask_on_stream(entry, mcp_session.as_ref(), requests)
+            Some(Asking::Stream) => {
+                let talk = self.talk.as_ref().ok_or(AskError::Disconnected)?;
+                super::ask::on_stream(&*talk.link, &self.cancel, self.deadline, requests)
             }
             None => Err(AskError::Disconnected),
-        }
-    }
-
-    fn ask_on_stream(
-        &self,
-        entry: &SessionEntry,
-        mcp_session: Option<&String>,
-        requests: Vec<InputRequest>,
-    ) -> Result<Vec<Value>, AskError> {
-        let talk = self.talk.as_ref().ok_or(AskError::Disconnected)?;
-        let mut waiting = Vec::with_capacity(requests.len());
-        let forget = |waiting: &[(String, mpsc::Receiver<_>, InputRequest)]| {
-            for (id, _, _) in waiting {
-                entry.forget_answer(id);
-            }
-        };
-        for request in requests {
-            let id = next_ask_id();
-            let answer = entry.expect_answer(&id, mcp_session.cloned());
-            let message = json!({"jsonrpc": "2.0", "id": id, "method": request.method(),
-                                 "params": request.params()});
-            waiting.push((id, answer, request));
-            let sent = if self.cancel.is_cancelled() {
-                Err(Gone::CLOSED)
-            } else {
-                talk.outlet.notify(&message)
-            };
-            if let Err(Gone(reason)) = sent {
-                forget(&waiting);
-                self.cancel.cancel(reason, true);
-                return Err(AskError::Disconnected);
-            }
-        }
-        let mut answers = Vec::with_capacity(waiting.len());
-        for (id, answer, request) in &waiting {
-            match self.await_answer(answer, request) {
-                Ok(value) => answers.push(value),
-                Err(err) => {
-                    forget(&waiting);
-                    return Err(err);
-                }
-            }
-            entry.forget_answer(id);
-        }
-        Ok(answers)
-    }
-
-    /// Waits for one answer, waking for cancellation and the deadline.
-    fn await_answer(
-        &self,
-        answer: &mpsc::Receiver<Result<Value, Value>>,
-        request: &InputRequest,
-    ) -> Result<Value, AskError> {
-        loop {
-            if self.cancel.is_cancelled() {
-                return Err(AskError::Cancelled(
-                    self.cancelled_reason().unwrap_or_default(),
-                ));
-            }
-            if self.deadline.is_some_and(|d| Instant::now() >= d) {
-                return Err(AskError::TimedOut);
-            }
-            match answer.recv_timeout(ASK_POLL) {
-                Ok(Ok(value)) => {
-                    request.check_answer(&value)?;
-                    return Ok(value);
-                }
-                Ok(Err(error)) => {
-                    return Err(AskError::Refused {
-                        code: error["code"].as_i64().unwrap_or(0),
-                        message: error["message"].as_str().unwrap_or("").to_owned(),
-                    })
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => return Err(AskError::Disconnected),
-            }
         }
     }
 
@@ -393,7 +247,7 @@ impl CallContext {
     pub fn close_stream(&self, reconnect_after: Duration) -> bool {
         self.talk
             .as_ref()
-            .is_some_and(|talk| talk.outlet.close_connection(reconnect_after))
+            .is_some_and(|talk| talk.link.close_connection(reconnect_after))
     }
 
     /// Whether the client asked for progress (its request carried a
@@ -454,8 +308,7 @@ impl CallContext {
     /// does: for a handler that adds or withdraws tools.
     pub fn notify_tools_changed(&self) {
         if let Some(talk) = &self.talk {
-            let (hub, entry) = &talk.changes;
-            hub.tools_changed(entry);
+            talk.link.tools_changed();
         }
     }
 
@@ -465,42 +318,8 @@ impl CallContext {
             return;
         }
         let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
-        if let Err(Gone(reason)) = talk.outlet.notify(&message) {
+        if let Err(Gone(reason)) = talk.link.send(&message) {
             self.cancel.cancel(reason, true);
         }
-    }
-}
-
-/// The cancellation flag of one call, shared between the handler's context
-/// and whoever may cancel it.
-#[derive(Debug, Default)]
-pub(crate) struct Cancellation {
-    flag: AtomicBool,
-    /// Whether the client itself cancelled: then its result is not sent.
-    by_client: AtomicBool,
-    reason: Mutex<Option<String>>,
-}
-
-impl Cancellation {
-    /// Flags the call; the first reason given is kept.
-    pub(crate) fn cancel(&self, reason: &str, by_client: bool) {
-        let mut slot = lock(&self.reason);
-        if slot.is_none() {
-            *slot = Some(reason.to_owned());
-            self.by_client.store(by_client, Ordering::SeqCst);
-        }
-        self.flag.store(true, Ordering::SeqCst);
-    }
-
-    pub(crate) fn is_cancelled(&self) -> bool {
-        self.flag.load(Ordering::SeqCst)
-    }
-
-    pub(crate) fn by_client(&self) -> bool {
-        self.by_client.load(Ordering::SeqCst)
-    }
-
-    pub(crate) fn reason(&self) -> Option<String> {
-        lock(&self.reason).clone()
     }
 }

@@ -9,6 +9,10 @@
 //! client that has gone), and closes a session's streams when the session is
 //! dropped or the host shuts down.
 //!
+//! The hub knows streams by their owner's opaque key and carries bytes the
+//! protocol core rendered (what to send when the owner's tool list
+//! changes, how to end); it speaks SSE framing and nothing of MCP.
+//!
 //! The hub writes under its own lock; writes are a few hundred bytes into a
 //! socket buffer that holds hundreds of kilobytes, so a client that stops
 //! reading stalls the hub only after thousands of unread events, and then
@@ -20,39 +24,34 @@ use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
-
-use crate::session::{lock, SessionEntry};
 use crate::sse;
+use crate::sync::lock;
 
 /// How many streams the hub keeps open at once, host-wide.
 pub(crate) const MAX_STREAMS: usize = 256;
 
-/// Which protocol a stream speaks.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum StreamKind {
-    /// The stateful revisions' standalone stream (`GET /mcp`).
-    Standalone,
-    /// A 2026-07-28 `subscriptions/listen` stream.
-    Listen {
-        /// The listen request's id, which is the subscription id.
-        id: Value,
-        /// Whether the client asked for `toolsListChanged`.
-        tools: bool,
-    },
+/// What a stream says besides keep-alives, rendered by its opener.
+pub(crate) struct Script {
+    /// The event to send when the owner's tool list changes, if any.
+    pub(crate) on_change: Option<Vec<u8>>,
+    /// What ends the stream cleanly (its last event, if any, and the last
+    /// chunk).
+    pub(crate) ending: Vec<u8>,
 }
 
 struct Stream {
-    owner: Weak<SessionEntry>,
-    kind: StreamKind,
+    key: u64,
+    /// Gone when the owner is: the stream then ends.
+    owner: Weak<dyn Send + Sync>,
+    script: Script,
     writer: Box<dyn Write + Send>,
 }
 
 #[derive(Default)]
 struct State {
     streams: Vec<Stream>,
-    changed: HashSet<usize>,
-    closed: HashSet<usize>,
+    changed: HashSet<u64>,
+    closed: HashSet<u64>,
     stopping: bool,
 }
 
@@ -62,40 +61,6 @@ pub(crate) struct Hub {
     wake: Condvar,
     keep_alive: Duration,
     thread: Mutex<Option<JoinHandle<()>>>,
-}
-
-fn key(entry: &SessionEntry) -> usize {
-    std::ptr::from_ref(entry) as usize
-}
-
-const LIST_CHANGED: &str = "notifications/tools/list_changed";
-const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
-
-impl StreamKind {
-    /// The list-changed notification for this stream, if it wants one.
-    fn list_changed(&self) -> Option<Value> {
-        match self {
-            StreamKind::Standalone => Some(json!({"jsonrpc": "2.0", "method": LIST_CHANGED})),
-            StreamKind::Listen { id, tools: true } => Some(json!({
-                "jsonrpc": "2.0",
-                "method": LIST_CHANGED,
-                "params": {"_meta": {SUBSCRIPTION_ID: id}},
-            })),
-            StreamKind::Listen { tools: false, .. } => None,
-        }
-    }
-
-    /// What ends the stream cleanly: a listen stream answers its request.
-    fn ending(&self) -> Vec<u8> {
-        let mut bytes = Vec::new();
-        if let StreamKind::Listen { id, .. } = self {
-            let result = json!({"jsonrpc": "2.0", "id": id, "result": {
-                "resultType": "complete", "_meta": {SUBSCRIPTION_ID: id}}});
-            bytes = sse::event_chunk(&result.to_string());
-        }
-        bytes.extend_from_slice(sse::LAST_CHUNK);
-        bytes
-    }
 }
 
 impl Hub {
@@ -119,24 +84,28 @@ impl Hub {
     /// under the hub's lock, so that no change announced after the client
     /// saw them can be missed, then keeps it. A stream that cannot be kept
     /// (the hub is full or stopping) is ended right after its opening.
+    /// `key` names the owner (for [`Hub::tools_changed`] and
+    /// [`Hub::session_closed`]); the stream also ends once `owner` is gone.
     pub(crate) fn adopt(
         &self,
         mut writer: Box<dyn Write + Send>,
-        owner: &Arc<SessionEntry>,
-        kind: StreamKind,
+        key: u64,
+        owner: Weak<dyn Send + Sync>,
+        script: Script,
         opening: &[u8],
     ) {
         let mut state = lock(&self.state);
         if state.stopping || state.streams.len() >= MAX_STREAMS {
             let mut bytes = opening.to_vec();
-            bytes.extend(kind.ending());
+            bytes.extend_from_slice(&script.ending);
             let _ = sse::send(&mut *writer, &bytes);
             return;
         }
         if sse::send(&mut *writer, opening).is_ok() {
             state.streams.push(Stream {
-                owner: Arc::downgrade(owner),
-                kind,
+                key,
+                owner,
+                script,
                 writer,
             });
         }
@@ -148,15 +117,15 @@ impl Hub {
         !state.stopping && state.streams.len() < MAX_STREAMS
     }
 
-    /// The session's tool list changed: tell its streams.
-    pub(crate) fn tools_changed(&self, entry: &SessionEntry) {
-        lock(&self.state).changed.insert(key(entry));
+    /// The tool list of owner `key` changed: tell its streams.
+    pub(crate) fn tools_changed(&self, key: u64) {
+        lock(&self.state).changed.insert(key);
         self.wake.notify_all();
     }
 
-    /// The session was dropped: end its streams.
-    pub(crate) fn session_closed(&self, entry: &SessionEntry) {
-        lock(&self.state).closed.insert(key(entry));
+    /// Owner `key` was dropped: end its streams.
+    pub(crate) fn session_closed(&self, key: u64) {
+        lock(&self.state).closed.insert(key);
         self.wake.notify_all();
     }
 
@@ -176,7 +145,7 @@ impl Hub {
         loop {
             if state.stopping {
                 for mut stream in state.streams.drain(..) {
-                    let _ = sse::send(&mut *stream.writer, &stream.kind.ending());
+                    let _ = sse::send(&mut *stream.writer, &stream.script.ending);
                 }
                 return;
             }
@@ -187,15 +156,14 @@ impl Hub {
                 next_keep_alive = Instant::now() + self.keep_alive;
             }
             state.streams.retain_mut(|stream| {
-                let owner_key = stream.owner.as_ptr() as usize;
-                if stream.owner.strong_count() == 0 || closed.contains(&owner_key) {
-                    let _ = sse::send(&mut *stream.writer, &stream.kind.ending());
+                if stream.owner.strong_count() == 0 || closed.contains(&stream.key) {
+                    let _ = sse::send(&mut *stream.writer, &stream.script.ending);
                     return false;
                 }
                 let mut bytes = Vec::new();
-                if changed.contains(&owner_key) {
-                    if let Some(message) = stream.kind.list_changed() {
-                        bytes.extend(sse::event_chunk(&message.to_string()));
+                if changed.contains(&stream.key) {
+                    if let Some(event) = &stream.script.on_change {
+                        bytes.extend_from_slice(event);
                     }
                 }
                 if beat {

@@ -22,9 +22,9 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::mcp::Gone;
-use crate::session::lock;
+use crate::call::port::Gone;
 use crate::sse;
+use crate::sync::lock;
 
 /// The most bytes of events one stream keeps for a resume.
 pub(crate) const MAX_KEPT_BYTES: usize = 1 << 20;

@@ -1,0 +1,16 @@
+//! The handler side: what a tool's handler is given and what it is asked
+//! through — the [`CallContext`] of one call, the [`ToolSurface`] that lists
+//! and runs tools, and asking the client mid-call.
+//!
+//! A context reaches the runtime through one narrow port
+//! ([`port::CallLink`]), never through the session table or the stream
+//! hub, so the runtime can change without touching what handlers see.
+
+pub(crate) mod ask;
+pub(crate) mod context;
+pub(crate) mod port;
+pub(crate) mod surface;
+
+pub use ask::{AskError, Elicitation, InputRequest};
+pub use context::CallContext;
+pub use surface::{surface_fn, FnSurface, StaticSurface, ToolSurface};

@@ -1,0 +1,96 @@
+//! Who the server says it is, what it tells caches, and where its events
+//! go: the host-wide settings every protocol answer reads.
+
+use serde_json::Value;
+
+use crate::event::{report, AuthRefusal, Event, EventHook};
+use crate::model::http::HttpResponse;
+use crate::model::jsonrpc::{failure, RpcError, SERVER_ERROR};
+
+/// Host-wide protocol settings.
+pub(crate) struct Server {
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) title: Option<String>,
+    pub(crate) instructions: Option<String>,
+    pub(crate) hook: Option<EventHook>,
+    pub(crate) cache: CacheHint,
+}
+
+/// Who may reuse a cached `tools/list` (2026-07-28 `cacheScope`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheScope {
+    /// Only the same authorization context: the same bearer. Right for
+    /// toolhost, whose tool lists belong to one session.
+    Private,
+    /// Anyone, across authorization contexts.
+    Public,
+}
+
+impl CacheScope {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            CacheScope::Private => "private",
+            CacheScope::Public => "public",
+        }
+    }
+}
+
+/// The caching hint sent with `tools/list` and `server/discover` in
+/// 2026-07-28.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CacheHint {
+    pub(crate) ttl_ms: u64,
+    pub(crate) scope: CacheScope,
+}
+
+impl Server {
+    /// Reports an event; the event is only built when a hook listens.
+    pub(crate) fn emit(&self, event: impl FnOnce() -> Event) {
+        if let Some(hook) = &self.hook {
+            report(hook, &event());
+        }
+    }
+
+    /// A refusal: reported to the hook, then answered with a JSON-RPC error.
+    pub(crate) fn refuse(&self, status: u16, id: Option<&Value>, error: &RpcError) -> HttpResponse {
+        self.emit(|| Event::BadRequest {
+            status,
+            message: error.message.clone(),
+        });
+        HttpResponse::json(status, &failure(id, error))
+    }
+
+    /// The answer to a missing, malformed, unknown or revoked bearer: one
+    /// body for all of them, so none can be told from another.
+    pub(crate) fn unauthorized(&self, reason: AuthRefusal) -> HttpResponse {
+        self.emit(|| Event::AuthRefused { reason });
+        let error = RpcError::new(
+            SERVER_ERROR,
+            "Unauthorized: send the session's bearer token as \"Authorization: Bearer <token>\"",
+        );
+        let mut response = HttpResponse::json(401, &failure(None, &error));
+        response
+            .headers
+            .push(("WWW-Authenticate", "Bearer realm=\"toolhost\"".into()));
+        response
+    }
+}
+
+#[cfg(test)]
+impl Server {
+    /// A server for the core's unit tests, reporting events to `hook`.
+    pub(crate) fn for_tests(hook: Option<EventHook>) -> Server {
+        Server {
+            name: "test".into(),
+            version: "0.0.1".into(),
+            title: Some("Test".into()),
+            instructions: None,
+            hook,
+            cache: CacheHint {
+                ttl_ms: 60_000,
+                scope: CacheScope::Private,
+            },
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! The stateful revisions (2024-11-05 to 2025-11-25): `initialize` opens an
+//! MCP session, and every later message names it with `Mcp-Session-Id`;
+//! 2025-03-26 also takes JSON-RPC batches.
+
+use serde_json::Value;
+
+use super::lifecycle::{self, Caller};
+use super::plan::{CallKey, Plan, Step, Work};
+use super::{find_session, tools, Server, Session};
+use crate::model::http::{Headers, HttpResponse};
+use crate::model::jsonrpc::{
+    classify, failure, success, Message, RpcError, INVALID_REQUEST, METHOD_NOT_FOUND,
+};
+use crate::model::LogLevel;
+
+/// Plans one JSON-RPC message.
+pub(super) fn one(server: &Server, session: &dyn Session, headers: &Headers, value: Value) -> Plan {
+    let message = match classify(value) {
+        Ok(message) => message,
+        Err(invalid) => {
+            return Plan::Respond(server.refuse(400, invalid.id.as_ref(), &invalid.error))
+        }
+    };
+    if let Message::Request { id, method, params } = &message {
+        if method == "initialize" {
+            return Plan::Respond(initialize(server, session, id, params.as_ref()));
+        }
+    }
+    let request_id = match &message {
+        Message::Request { id, .. } => Some(id),
+        _ => None,
+    };
+    let caller = match find_session(server, session, headers, request_id) {
+        Ok(caller) => caller,
+        Err(refusal) => return Plan::Respond(refusal),
+    };
+    let turn = Turn {
+        server,
+        session,
+        caller,
+    };
+    let step = turn.step(message);
+    Plan::Work(turn.work(step.into_iter().collect(), false))
+}
+
+/// Plans a batch (2025-03-26 only).
+pub(super) fn batch(
+    server: &Server,
+    session: &dyn Session,
+    headers: &Headers,
+    items: Vec<Value>,
+) -> Plan {
+    if items.is_empty() {
+        let error = RpcError::new(INVALID_REQUEST, "an empty JSON-RPC batch is not a request");
+        return Plan::Respond(server.refuse(400, None, &error));
+    }
+    let caller = match find_session(server, session, headers, None) {
+        Ok(caller) => caller,
+        Err(refusal) => return Plan::Respond(refusal),
+    };
+    if !caller.revision.allows_batches() {
+        let error = RpcError::new(
+            INVALID_REQUEST,
+            format!(
+                "JSON-RPC batches belong to revision 2025-03-26 only; this MCP session speaks {}: send one message per request",
+                caller.revision
+            ),
+        );
+        return Plan::Respond(server.refuse(400, None, &error));
+    }
+    let turn = Turn {
+        server,
+        session,
+        caller,
+    };
+    let mut steps = Vec::with_capacity(items.len());
+    for item in items {
+        match classify(item) {
+            Ok(Message::Request { id, method, .. }) if method == "initialize" => {
+                let error =
+                    RpcError::new(INVALID_REQUEST, "initialize must not be part of a batch");
+                steps.push(Step::Reply(failure(Some(&id), &error)));
+            }
+            Ok(message) => steps.extend(turn.step(message)),
+            Err(invalid) => steps.push(Step::Reply(failure(invalid.id.as_ref(), &invalid.error))),
+        }
+    }
+    Plan::Work(turn.work(steps, true))
+}
+
+fn initialize(
+    server: &Server,
+    session: &dyn Session,
+    id: &Value,
+    params: Option<&Value>,
+) -> HttpResponse {
+    let caller = match lifecycle::read_initialize(params) {
+        Ok(caller) => caller,
+        Err(error) => return HttpResponse::json(200, &failure(Some(id), &error)),
+    };
+    let result = lifecycle::initialize_result(server, caller.revision);
+    let session_id = session.open(caller);
+    let mut response = HttpResponse::json(200, &success(id, result));
+    response.headers.push(("Mcp-Session-Id", session_id));
+    response
+}
+
+/// One request's messages, inside a known MCP session.
+struct Turn<'a> {
+    server: &'a Server,
+    session: &'a dyn Session,
+    caller: Caller,
+}
+
+impl Turn<'_> {
+    /// The work to carry out; the responses of an MCP session's calls may
+    /// be resumed where the revision provides for it.
+    fn work(self, steps: Vec<Step>, batch: bool) -> Work {
+        let revision = self.caller.revision;
+        let resumable = self
+            .caller
+            .session_id
+            .clone()
+            .filter(|_| revision.resumes_streams())
+            .map(|id| (id, revision.primes_streams()));
+        Work {
+            caller: self.caller,
+            steps,
+            batch,
+            resumable,
+        }
+    }
+
+    /// What one message asks for; `None` for a notification that needs
+    /// nothing.
+    fn step(&self, message: Message) -> Option<Step> {
+        match message {
+            Message::Request { id, method, params } => {
+                Some(self.request(id, &method, params.as_ref()))
+            }
+            Message::Notification { method, params } => self.notification(&method, params.as_ref()),
+            Message::Response { id, outcome } => Some(Step::Deliver { id, outcome }),
+        }
+    }
+
+    /// Answers one request, or plans its call.
+    fn request(&self, id: Value, method: &str, params: Option<&Value>) -> Step {
+        let result = match method {
+            "ping" => Ok(Value::Object(serde_json::Map::new())),
+            "tools/list" => tools::list(self.server, self.session, self.caller.revision, params),
+            "tools/call" => {
+                return match tools::plan(self.server, self.session, &self.caller, &id, params, None)
+                {
+                    Ok(plan) => Step::Call(plan),
+                    Err(Ok(result)) => Step::Reply(success(&id, result)),
+                    Err(Err(error)) => Step::Reply(failure(Some(&id), &error)),
+                }
+            }
+            "logging/setLevel" => self.set_log_level(params),
+            other => Err(RpcError::new(
+                METHOD_NOT_FOUND,
+                format!("method {other:?} is not offered by this server, which serves tools only"),
+            )),
+        };
+        Step::Reply(match result {
+            Ok(result) => success(&id, result),
+            Err(error) => failure(Some(&id), &error),
+        })
+    }
+
+    /// `logging/setLevel`: from now on, log messages at `level` or above.
+    fn set_log_level(&self, params: Option<&Value>) -> Result<Value, RpcError> {
+        let level = params
+            .and_then(|p| p.get("level"))
+            .and_then(Value::as_str)
+            .and_then(LogLevel::parse)
+            .ok_or_else(|| {
+                RpcError::invalid_params(format!(
+                    "logging/setLevel needs params.level, one of {}",
+                    LogLevel::names()
+                ))
+            })?;
+        if let Some(id) = &self.caller.session_id {
+            self.session.set_log_level(id, level);
+        }
+        Ok(Value::Object(serde_json::Map::new()))
+    }
+
+    /// Acts on a notification; unknown ones are ignored, as JSON-RPC asks.
+    fn notification(&self, method: &str, params: Option<&Value>) -> Option<Step> {
+        if method != "notifications/cancelled" {
+            return None;
+        }
+        let mcp_session = self.caller.session_id.clone()?;
+        let request_id = params.and_then(|p| p.get("requestId"))?.clone();
+        let reason = params
+            .and_then(|p| p.get("reason"))
+            .and_then(Value::as_str)
+            .unwrap_or("cancelled by the client");
+        Some(Step::Cancel {
+            key: CallKey {
+                mcp_session,
+                request_id,
+            },
+            reason: reason.to_owned(),
+        })
+    }
+}

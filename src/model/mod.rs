@@ -1,0 +1,22 @@
+//! The vocabulary: plain data every layer speaks — revisions, JSON-RPC
+//! messages and codes, request headers and responses, header parameters,
+//! log levels and client identity, content blocks, tools and outcomes.
+//!
+//! Nothing here runs a handler, holds a lock or touches a socket; like
+//! rmcp's `model/`, these are the nouns the protocol core, the runtime, the
+//! shell and the client share.
+
+pub(crate) mod content;
+pub(crate) mod http;
+pub(crate) mod jsonrpc;
+pub(crate) mod outcome;
+pub(crate) mod params;
+pub(crate) mod peer;
+pub(crate) mod revision;
+pub(crate) mod tool;
+
+pub use content::{Content, Role};
+pub use outcome::{CallResult, OutcomeKind, ToolOutcome};
+pub use peer::{ClientInfo, LogLevel};
+pub use revision::Revision;
+pub use tool::{Icon, IconTheme, Tool, ToolAnnotations, MAX_TOOL_NAME_LEN};

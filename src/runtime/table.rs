@@ -1,0 +1,367 @@
+//! The session table: every live bearer, what it publishes, and the
+//! admission gate that keeps revoked sessions from starting calls.
+//!
+//! A bearer is `th_` + 16 hex digits of a non-secret locator + 64 hex digits
+//! of a 256-bit secret, both from the operating system's random source. The
+//! locator finds the entry in O(1); the secret is then compared in constant
+//! time, and a miss is compared against a dummy secret so that unknown and
+//! revoked bearers cost the same as a wrong secret. Dropping the guard
+//! removes the entry, so revocation is one `HashMap::remove` under the
+//! table's lock.
+//!
+//! Invariant: once [`SessionTable::revoke`] has returned (the guard's
+//! `Drop` calls it), no call of that session is admitted, and every call
+//! admitted before sees `is_cancelled() == true`.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+
+use serde_json::Value;
+
+use super::resume::CallStreams;
+use crate::call::port::{Answer, Cancellation};
+use crate::call::ToolSurface;
+use crate::crypto::{constant_time_eq, hex, random_bytes, random_hex, unhex};
+use crate::event::AuthRefusal;
+use crate::mcp::{self, CallKey, Caller, McpSessions};
+use crate::model::LogLevel;
+use crate::sync::lock;
+
+const TOKEN_PREFIX: &str = "th_";
+const LOCATOR_HEX: usize = 16;
+const SECRET_BYTES: usize = 32;
+
+/// A bearer split into its locator and secret.
+struct ParsedToken {
+    locator: u64,
+    secret: [u8; SECRET_BYTES],
+}
+
+fn parse_token(token: &str) -> Option<ParsedToken> {
+    let rest = token.strip_prefix(TOKEN_PREFIX)?;
+    if rest.len() != LOCATOR_HEX + SECRET_BYTES * 2 || !rest.is_ascii() {
+        return None;
+    }
+    let (locator, secret_hex) = rest.split_at(LOCATOR_HEX);
+    let mut locator_bytes = [0u8; 8];
+    unhex(locator, &mut locator_bytes)?;
+    let mut secret = [0u8; SECRET_BYTES];
+    unhex(secret_hex, &mut secret)?;
+    Some(ParsedToken {
+        locator: u64::from_be_bytes(locator_bytes),
+        secret,
+    })
+}
+
+/// Every live session of one host.
+#[derive(Default)]
+pub(crate) struct SessionTable {
+    sessions: Mutex<HashMap<u64, Arc<SessionEntry>>>,
+    /// Compared against when a locator is unknown, so that a miss costs what a
+    /// hit does.
+    decoy: [u8; SECRET_BYTES],
+}
+
+impl SessionTable {
+    pub(crate) fn new() -> SessionTable {
+        let mut decoy = [0u8; SECRET_BYTES];
+        random_bytes(&mut decoy);
+        SessionTable {
+            sessions: Mutex::default(),
+            decoy,
+        }
+    }
+
+    /// Registers a surface under a fresh bearer; returns its entry and the
+    /// full token.
+    pub(crate) fn insert(&self, surface: Box<dyn ToolSurface>) -> (Arc<SessionEntry>, String) {
+        let mut secret = [0u8; SECRET_BYTES];
+        random_bytes(&mut secret);
+        let mut binding = [0u8; 16];
+        random_bytes(&mut binding);
+        let mut sessions = lock(&self.sessions);
+        let locator = loop {
+            let mut bytes = [0u8; 8];
+            random_bytes(&mut bytes);
+            let candidate = u64::from_be_bytes(bytes);
+            if !sessions.contains_key(&candidate) {
+                break candidate;
+            }
+        };
+        let entry = Arc::new(SessionEntry {
+            locator,
+            secret,
+            binding,
+            surface,
+            calls_served: AtomicU64::new(0),
+            gate: Mutex::default(),
+            mcp: Mutex::default(),
+            asks: Mutex::default(),
+            streams: CallStreams::default(),
+        });
+        sessions.insert(locator, Arc::clone(&entry));
+        drop(sessions);
+        let token = format!(
+            "{TOKEN_PREFIX}{}{}",
+            hex(&locator.to_be_bytes()),
+            hex(&secret)
+        );
+        (entry, token)
+    }
+
+    /// Finds the live session holding `token`.
+    pub(crate) fn authenticate(&self, token: &str) -> Result<Arc<SessionEntry>, AuthRefusal> {
+        let parsed = parse_token(token).ok_or(AuthRefusal::Malformed)?;
+        let found = lock(&self.sessions).get(&parsed.locator).cloned();
+        match found {
+            Some(entry) if constant_time_eq(&entry.secret, &parsed.secret) => Ok(entry),
+            Some(_) => Err(AuthRefusal::Unknown),
+            None => {
+                // Same work as a hit, so a miss does not show in the timing.
+                let _ = constant_time_eq(&self.decoy, &parsed.secret);
+                Err(AuthRefusal::Unknown)
+            }
+        }
+    }
+
+    /// Revokes the session `locator`: its bearer fails from now on, no call
+    /// of it is admitted, and every call running is flagged cancelled.
+    pub(crate) fn revoke(&self, locator: u64) {
+        let removed = lock(&self.sessions).remove(&locator);
+        if let Some(entry) = removed {
+            entry.revoke();
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        lock(&self.sessions).len()
+    }
+
+    /// Flags every in-flight call of every session as cancelled.
+    pub(crate) fn cancel_all(&self, reason: &str) {
+        let entries: Vec<_> = lock(&self.sessions).values().cloned().collect();
+        for entry in entries {
+            entry.cancel_in_flight(reason);
+        }
+    }
+}
+
+/// One live session: its secret, its surface and its calls.
+pub(crate) struct SessionEntry {
+    /// The non-secret half of the bearer: the session's id in the table,
+    /// and its key wherever the runtime tracks it (the stream hub).
+    pub(crate) locator: u64,
+    secret: [u8; SECRET_BYTES],
+    /// A random, non-secret identity that signed request states are bound
+    /// to, so that a state minted for one session is refused by another.
+    pub(crate) binding: [u8; 16],
+    pub(crate) surface: Box<dyn ToolSurface>,
+    calls_served: AtomicU64,
+    gate: Mutex<Gate>,
+    /// The MCP sessions (`Mcp-Session-Id`) opened under this bearer.
+    mcp: Mutex<McpSessions>,
+    /// Requests sent to the client whose answers a handler awaits, by id.
+    asks: Mutex<HashMap<String, PendingAsk>>,
+    /// Response streams kept for clients that reconnect.
+    pub(crate) streams: CallStreams,
+}
+
+/// The MCP core's view of the session: its surface and its MCP sessions,
+/// each call taking the lock only for its own step.
+impl mcp::Session for SessionEntry {
+    fn surface(&self) -> &dyn ToolSurface {
+        &*self.surface
+    }
+
+    fn open(&self, caller: Caller) -> String {
+        let id = random_hex(16);
+        lock(&self.mcp).open(id.clone(), caller);
+        id
+    }
+
+    fn find(&self, id: &str) -> Option<Caller> {
+        lock(&self.mcp).touch(id)
+    }
+
+    fn set_log_level(&self, id: &str, level: LogLevel) -> bool {
+        lock(&self.mcp).set_log_level(id, level)
+    }
+
+    fn close(&self, id: &str) -> bool {
+        lock(&self.mcp).close(id)
+    }
+}
+
+/// A request to the client awaiting its answer.
+struct PendingAsk {
+    /// The MCP session it was sent in; the answer must come from it.
+    mcp_session: Option<String>,
+    reply: mpsc::Sender<Answer>,
+}
+
+/// Admission state: the revoked flag and the calls in flight, under one lock
+/// so that revocation and admission are ordered.
+#[derive(Default)]
+struct Gate {
+    revoked: bool,
+    next_call: u64,
+    in_flight: HashMap<u64, InFlight>,
+}
+
+/// A running call, and the request it answers (for `notifications/cancelled`,
+/// which names an MCP session's request id).
+struct InFlight {
+    cancel: Arc<Cancellation>,
+    key: Option<CallKey>,
+}
+
+impl SessionEntry {
+    /// How many tool calls reached a handler of this session.
+    pub(crate) fn calls_served(&self) -> u64 {
+        self.calls_served.load(Ordering::SeqCst)
+    }
+
+    /// Admits a call unless the session was revoked. The ticket deregisters
+    /// the call when dropped.
+    pub(crate) fn admit(self: &Arc<Self>, key: Option<CallKey>) -> Option<CallTicket> {
+        let mut gate = lock(&self.gate);
+        if gate.revoked {
+            return None;
+        }
+        let id = gate.next_call;
+        gate.next_call += 1;
+        let cancel = Arc::new(Cancellation::default());
+        gate.in_flight.insert(
+            id,
+            InFlight {
+                cancel: Arc::clone(&cancel),
+                key,
+            },
+        );
+        drop(gate);
+        self.calls_served.fetch_add(1, Ordering::SeqCst);
+        Some(CallTicket {
+            entry: Arc::clone(self),
+            id,
+            cancel,
+        })
+    }
+
+    fn revoke(&self) {
+        let mut gate = lock(&self.gate);
+        gate.revoked = true;
+        for call in gate.in_flight.values() {
+            call.cancel.cancel("the session was closed", false);
+        }
+    }
+
+    fn cancel_in_flight(&self, reason: &str) {
+        for call in lock(&self.gate).in_flight.values() {
+            call.cancel.cancel(reason, false);
+        }
+    }
+
+    /// Waits for the answer to request `id`, sent in `mcp_session`.
+    pub(crate) fn expect_answer(
+        &self,
+        id: &str,
+        mcp_session: Option<String>,
+    ) -> mpsc::Receiver<Answer> {
+        let (reply, answer) = mpsc::channel();
+        lock(&self.asks).insert(id.to_owned(), PendingAsk { mcp_session, reply });
+        answer
+    }
+
+    /// Stops waiting for request `id`.
+    pub(crate) fn forget_answer(&self, id: &str) {
+        lock(&self.asks).remove(id);
+    }
+
+    /// Hands a client's answer (a JSON-RPC response) to the handler awaiting
+    /// it; `false` when none awaits this id from this MCP session (wrong,
+    /// late or repeated), which leaves any other pending request untouched.
+    pub(crate) fn deliver_answer(
+        &self,
+        id: &Value,
+        mcp_session: Option<&str>,
+        outcome: Answer,
+    ) -> bool {
+        let Some(id) = id.as_str() else { return false };
+        let mut asks = lock(&self.asks);
+        let matches = asks
+            .get(id)
+            .is_some_and(|ask| ask.mcp_session.as_deref() == mcp_session);
+        if !matches {
+            return false;
+        }
+        asks.remove(id)
+            .is_some_and(|ask| ask.reply.send(outcome).is_ok())
+    }
+
+    /// Cancels the call answering `key`, at the client's request; `false`
+    /// when no such call runs (it finished, or never was).
+    pub(crate) fn cancel_request(&self, key: &CallKey, reason: &str) -> bool {
+        let gate = lock(&self.gate);
+        let found = gate
+            .in_flight
+            .values()
+            .find(|call| call.key.as_ref() == Some(key));
+        if let Some(call) = found {
+            call.cancel.cancel(reason, true);
+        }
+        found.is_some()
+    }
+}
+
+/// An admitted call; dropping it marks the call finished.
+pub(crate) struct CallTicket {
+    entry: Arc<SessionEntry>,
+    id: u64,
+    pub(crate) cancel: Arc<Cancellation>,
+}
+
+impl Drop for CallTicket {
+    fn drop(&mut self) {
+        lock(&self.entry.gate).in_flight.remove(&self.id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::call::StaticSurface;
+
+    #[test]
+    fn minted_tokens_authenticate_and_altered_ones_do_not() {
+        let table = SessionTable::new();
+        let (_, token) = table.insert(Box::new(StaticSurface::new()));
+        assert_eq!(token.len(), 3 + 16 + 64);
+        assert!(table.authenticate(&token).is_ok());
+        let mut altered = token.clone().into_bytes();
+        let last = altered.len() - 1;
+        altered[last] = if altered[last] == b'0' { b'1' } else { b'0' };
+        let altered = String::from_utf8(altered).unwrap();
+        assert_eq!(
+            table.authenticate(&altered).err(),
+            Some(AuthRefusal::Unknown)
+        );
+        assert_eq!(
+            table.authenticate("th_zz").err(),
+            Some(AuthRefusal::Malformed)
+        );
+        assert_eq!(table.authenticate("").err(), Some(AuthRefusal::Malformed));
+    }
+
+    #[test]
+    fn a_revoked_entry_admits_nothing_and_cancels_what_runs() {
+        let table = SessionTable::new();
+        let (entry, _) = table.insert(Box::new(StaticSurface::new()));
+        let running = entry.admit(None).unwrap();
+        table.revoke(entry.locator);
+        assert_eq!(table.len(), 0);
+        assert!(running.cancel.is_cancelled());
+        assert!(!running.cancel.by_client());
+        assert!(entry.admit(None).is_none());
+    }
+}
