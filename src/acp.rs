@@ -41,7 +41,16 @@
 //! particular no value contains `$`, which Claude Code, Gemini CLI and VS
 //! Code would expand as a variable reference.
 
+#[cfg(feature = "acp-driver")]
+mod driver;
 mod entries;
+
+#[cfg(feature = "acp-driver")]
+pub use driver::{
+    AcpError, Agent, AuthMethod, PermissionChoice, PermissionOption, PermissionRequest, PlanEntry,
+    Prompt, ToolCallReport, TurnCancel, TurnSummary, Update, ACP_VERSION, DEFAULT_TIMEOUT,
+    DEFAULT_TURN_TIMEOUT,
+};
 
 pub(crate) use entries::{mcp_servers_using, stdio_bridge_entry};
 pub use entries::{AgentMcpSupport, McpTransport};
