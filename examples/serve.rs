@@ -12,7 +12,8 @@
 //! client resumes after the host closes its connection), prints how to
 //! connect, and serves until stdin closes or Ctrl-C.
 //!
-//! Every tool declares typed, required arguments: try calling `transfer`
+//! Every tool is a typed tool: its handler takes its arguments as a Rust
+//! type and returns a Rust value or a `ToolError`. Try calling `transfer`
 //! with `{"amount": 0}` or `convert_temperature` with `{"value": "hot"}` and
 //! the model gets back exactly what to fix.
 //!
@@ -24,16 +25,61 @@ use std::io::{self, Read, Write};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Number, Value};
 use toolhost::client::{CallOptions, Era};
 use toolhost::{
-    CallResult, Event, HostConfig, StaticSurface, Tool, ToolAnnotations, ToolHost, ToolOutcome,
-    ToolSession, ToolSurface,
+    Event, HostConfig, StaticSurface, Tool, ToolAnnotations, ToolError, ToolHost, ToolSession,
+    ToolSurface,
 };
 
+#[derive(Deserialize)]
+struct Echo {
+    text: String,
+}
+
+/// Numbers as sent, so that two integers add exactly.
+#[derive(Deserialize)]
+struct Add {
+    a: Number,
+    b: Number,
+}
+
+#[derive(Deserialize)]
+struct Transfer {
+    amount: i64,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize)]
+enum Unit {
+    C,
+    F,
+    K,
+}
+
+#[derive(Deserialize)]
+struct Convert {
+    value: f64,
+    from: Unit,
+    to: Unit,
+}
+
+#[derive(Serialize)]
+struct Converted {
+    value: f64,
+    unit: Unit,
+}
+
+#[derive(Deserialize)]
+struct Count {
+    to: u64,
+    #[serde(default)]
+    reconnect: bool,
+}
+
 fn demo_tools() -> Result<StaticSurface, toolhost::Error> {
-    StaticSurface::new()
-        .tool(
+    StaticSurface::builder()
+        .typed(
             Tool::new("echo", "Returns the given text unchanged.")
                 .title("Echo")
                 .input_schema(json!({
@@ -42,12 +88,9 @@ fn demo_tools() -> Result<StaticSurface, toolhost::Error> {
                     "required": ["text"],
                 }))
                 .annotations(ToolAnnotations::new().read_only(true).open_world(false)),
-            |args, _ctx| match args["text"].as_str() {
-                Some(text) => ToolOutcome::text(text),
-                None => ToolOutcome::declined("`text` must be a string"),
-            },
-        )?
-        .tool(
+            |args: Echo, _ctx| Ok(args.text),
+        )
+        .typed(
             Tool::new("add", "Adds two numbers and returns {\"sum\": a + b}.")
                 .title("Add")
                 .input_schema(json!({
@@ -61,22 +104,20 @@ fn demo_tools() -> Result<StaticSurface, toolhost::Error> {
                     "required": ["sum"],
                 }))
                 .annotations(ToolAnnotations::new().read_only(true).open_world(false)),
-            |args, _ctx| {
-                let sum = match (&args["a"], &args["b"]) {
-                    (a, b) if a.is_i64() && b.is_i64() => a
-                        .as_i64()
-                        .zip(b.as_i64())
-                        .and_then(|(a, b)| a.checked_add(b))
-                        .map(Value::from),
-                    (a, b) => a.as_f64().zip(b.as_f64()).map(|(a, b)| Value::from(a + b)),
+            |args: Add, _ctx| {
+                let sum = match (args.a.as_i64(), args.b.as_i64()) {
+                    (Some(a), Some(b)) => a.checked_add(b).map(Value::from),
+                    _ => args
+                        .a
+                        .as_f64()
+                        .zip(args.b.as_f64())
+                        .map(|(a, b)| Value::from(a + b)),
                 };
-                match sum {
-                    Some(sum) => ToolOutcome::json(json!({ "sum": sum })),
-                    None => ToolOutcome::declined("`a` and `b` must both be numbers"),
-                }
+                let sum = sum.ok_or("the sum does not fit in a number")?;
+                Ok(json!({ "sum": sum }))
             },
-        )?
-        .tool(
+        )
+        .typed(
             Tool::new(
                 "transfer",
                 "Transfers an amount of credits; amounts over 100 are declined.",
@@ -94,16 +135,18 @@ fn demo_tools() -> Result<StaticSurface, toolhost::Error> {
                     .idempotent(false)
                     .open_world(false),
             ),
-            |args, _ctx| match args["amount"].as_i64() {
-                Some(amount) if amount > 100 => ToolOutcome::declined(format!(
-                    "amount {amount} exceeds the limit of 100 credits per transfer"
-                ))
-                .with_code(json!("over_limit")),
-                Some(amount) if amount >= 1 => ToolOutcome::text(format!("transferred {amount}")),
-                _ => ToolOutcome::declined("`amount` must be a positive integer"),
+            |args: Transfer, _ctx| {
+                if args.amount > 100 {
+                    return Err(ToolError::declined(format!(
+                        "amount {} exceeds the limit of 100 credits per transfer",
+                        args.amount
+                    ))
+                    .with_code(json!("over_limit")));
+                }
+                Ok(format!("transferred {}", args.amount))
             },
-        )?
-        .tool(
+        )
+        .typed(
             Tool::new(
                 "convert_temperature",
                 "Converts a temperature between Celsius (C), Fahrenheit (F) and Kelvin (K).",
@@ -130,31 +173,30 @@ fn demo_tools() -> Result<StaticSurface, toolhost::Error> {
                     .idempotent(true)
                     .open_world(false),
             ),
-            // The input schema was checked before this runs: `value` is a
-            // number and both units are one of C, F, K.
-            |args, _ctx| {
-                let value = args["value"].as_f64().unwrap_or_default();
-                let kelvin = match args["from"].as_str() {
-                    Some("C") => value + 273.15,
-                    Some("F") => (value - 32.0) * 5.0 / 9.0 + 273.15,
-                    _ => value,
+            |args: Convert, _ctx| {
+                let kelvin = match args.from {
+                    Unit::C => args.value + 273.15,
+                    Unit::F => (args.value - 32.0) * 5.0 / 9.0 + 273.15,
+                    Unit::K => args.value,
                 };
                 if kelvin < 0.0 {
-                    return ToolOutcome::declined(format!(
-                        "{value} {} is below absolute zero",
-                        args["from"].as_str().unwrap_or("K")
-                    ));
+                    return Err(ToolError::declined(format!(
+                        "{} {:?} is below absolute zero",
+                        args.value, args.from
+                    )));
                 }
-                let (converted, unit) = match args["to"].as_str() {
-                    Some("C") => (kelvin - 273.15, "C"),
-                    Some("F") => ((kelvin - 273.15) * 9.0 / 5.0 + 32.0, "F"),
-                    _ => (kelvin, "K"),
+                let converted = match args.to {
+                    Unit::C => kelvin - 273.15,
+                    Unit::F => (kelvin - 273.15) * 9.0 / 5.0 + 32.0,
+                    Unit::K => kelvin,
                 };
-                let rounded = (converted * 100.0).round() / 100.0;
-                ToolOutcome::json(json!({ "value": rounded, "unit": unit }))
+                Ok(Converted {
+                    value: (converted * 100.0).round() / 100.0,
+                    unit: args.to,
+                })
             },
-        )?
-        .tool(
+        )
+        .typed(
             Tool::new(
                 "count",
                 "Counts from 1 to `to`, reporting each step as progress. With `reconnect`, \
@@ -171,44 +213,33 @@ fn demo_tools() -> Result<StaticSurface, toolhost::Error> {
                 "additionalProperties": false,
             }))
             .annotations(ToolAnnotations::new().read_only(true).open_world(false)),
-            |args, ctx| {
-                let to = args["to"].as_u64().unwrap_or(1);
+            |args: Count, ctx| {
                 let mut closed = false;
-                for step in 1..=to {
-                    ctx.progress(step as f64, Some(to as f64), Some(&format!("step {step}")));
-                    if step == 1 && args["reconnect"] == true {
+                for step in 1..=args.to {
+                    let message = format!("step {step}");
+                    ctx.progress(step as f64, Some(args.to as f64), Some(&message));
+                    if step == 1 && args.reconnect {
                         // Only possible where streams resume (2025-03-26 to
                         // 2025-11-25); elsewhere the count goes on as is.
                         closed = ctx.close_stream(Duration::from_millis(50));
                     }
                     thread::sleep(Duration::from_millis(2));
                 }
-                ToolOutcome::text(if closed {
-                    format!("counted to {to}; the stream was closed after step 1")
+                Ok(if closed {
+                    format!("counted to {}; the stream was closed after step 1", args.to)
                 } else {
-                    format!("counted to {to}")
+                    format!("counted to {}", args.to)
                 })
             },
         )
+        .build()
 }
 
+/// Every event but calls starting, worded as the `log` facade would get it
+/// without a hook.
 fn on_event(event: &Event) {
-    match event {
-        Event::CallFinished {
-            tool,
-            duration,
-            outcome,
-        } => {
-            let outcome = match outcome {
-                CallResult::Success => "success".to_owned(),
-                CallResult::Declined { reason } => format!("declined: {reason}"),
-                CallResult::Failed { detail } => format!("failed: {detail}"),
-                _ => format!("{outcome:?}"),
-            };
-            eprintln!("[toolhost] {tool} → {outcome} in {duration:?}");
-        }
-        Event::CallStarted { .. } => {}
-        other => eprintln!("[toolhost] {other:?}"),
+    if !matches!(event, Event::CallStarted { .. }) {
+        eprintln!("[toolhost] {event}");
     }
 }
 

@@ -118,7 +118,7 @@ fn surface(ledger: &Arc<Ledger>) -> std::result::Result<StaticSurface, toolhost:
             add(&b.ran_decline);
             ToolOutcome::declined("not now")
         })?
-        .tool(Tool::new("boom", "Panics."), move |_, _| {
+        .tool(Tool::new("boom", "Panics."), move |_, _| -> ToolOutcome {
             add(&c.ran_boom);
             std::panic::panic_any(SoakPanic)
         })?

@@ -2,7 +2,7 @@
 //! that refuse a configuration that cannot work, each naming the fix.
 
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,9 +10,19 @@ use crate::error::Error;
 use crate::event::{Event, EventHook};
 use crate::mcp::{CacheHint, CacheScope};
 
-/// The default number of worker threads: calls are blocking, so a few spare
-/// workers keep `ping` and `tools/list` answered while handlers run.
+/// The default number of worker threads that speak the protocol.
 pub const DEFAULT_WORKERS: usize = 8;
+
+/// How many tool handlers run at once by default: enough for the ten calls
+/// an agent may make in one turn.
+pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = 16;
+
+/// How many calls may wait for a slot by default.
+pub const DEFAULT_MAX_QUEUED_CALLS: usize = 256;
+
+/// How long a call may be quiet before it gets keep-alive comments, and
+/// their interval, by default.
+pub const DEFAULT_CALL_KEEP_ALIVE: Duration = Duration::from_secs(1);
 
 /// The default interval of keep-alive comments on idle event streams.
 pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -33,7 +43,7 @@ pub const DEFAULT_RESUME_WINDOW: Duration = Duration::from_secs(60);
 /// The default largest request body (4 MiB).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
 
-/// How a [`ToolHost`] is set up. Every setting has a working default.
+/// How a [`ToolHost`](crate::ToolHost) is set up. Every setting has a working default.
 ///
 /// ```
 /// use toolhost::HostConfig;
@@ -48,7 +58,8 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
 /// ```
 #[derive(Clone)]
 pub struct HostConfig {
-    pub(crate) addr: SocketAddr,
+    /// What [`HostConfig::bind_addr`] resolved to, or why it could not.
+    addr: Result<Vec<SocketAddr>, String>,
     pub(crate) allow_non_loopback: bool,
     pub(crate) name: String,
     pub(crate) version: String,
@@ -60,7 +71,9 @@ pub struct HostConfig {
     pub(crate) capability_urls: bool,
     pub(crate) max_body_bytes: usize,
     pub(crate) cache: CacheHint,
-    pub(crate) max_calls: Option<usize>,
+    pub(crate) max_calls: usize,
+    pub(crate) max_queued: usize,
+    pub(crate) call_keep_alive: Duration,
     pub(crate) keep_alive: Duration,
     pub(crate) call_timeout: Option<Duration>,
     pub(crate) long_call_report: Option<Duration>,
@@ -72,7 +85,7 @@ pub struct HostConfig {
 impl Default for HostConfig {
     fn default() -> HostConfig {
         HostConfig {
-            addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
+            addr: Ok(vec![SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0)]),
             allow_non_loopback: false,
             name: "toolhost".into(),
             version: env!("CARGO_PKG_VERSION").into(),
@@ -87,7 +100,9 @@ impl Default for HostConfig {
                 ttl_ms: 0,
                 scope: CacheScope::Private,
             },
-            max_calls: None,
+            max_calls: DEFAULT_MAX_CONCURRENT_CALLS,
+            max_queued: DEFAULT_MAX_QUEUED_CALLS,
+            call_keep_alive: DEFAULT_CALL_KEEP_ALIVE,
             keep_alive: DEFAULT_KEEP_ALIVE,
             call_timeout: None,
             long_call_report: Some(DEFAULT_LONG_CALL_REPORT),
@@ -100,12 +115,58 @@ impl Default for HostConfig {
 
 impl HostConfig {
     /// The address to listen on; `127.0.0.1:0` (a free loopback port) by
-    /// default. A non-loopback address also needs
-    /// [`HostConfig::allow_non_loopback`].
+    /// default. Anything [`ToSocketAddrs`] takes: a `SocketAddr`,
+    /// `"127.0.0.1:8765"`, `("localhost", 0)`. A name is resolved here, once;
+    /// [`ToolHost::bind`](crate::ToolHost::bind) then tries each address it
+    /// resolved to in turn, and fails with [`Error::InvalidConfig`] when it
+    /// resolved to none or could not be resolved. A non-loopback address
+    /// also needs [`HostConfig::allow_non_loopback`].
+    ///
+    /// ```
+    /// use toolhost::{Error, HostConfig, ToolHost};
+    ///
+    /// let host = ToolHost::bind(HostConfig::default().bind_addr("127.0.0.1:0"))?;
+    /// assert!(host.local_addr().ip().is_loopback());
+    ///
+    /// let err = ToolHost::bind(HostConfig::default().bind_addr("127.0.0.1:http")).unwrap_err();
+    /// assert!(matches!(err, Error::InvalidConfig { setting: "bind_addr", .. }), "{err}");
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
     #[must_use]
-    pub fn bind_addr(mut self, addr: SocketAddr) -> HostConfig {
-        self.addr = addr;
+    pub fn bind_addr(mut self, addr: impl ToSocketAddrs + fmt::Debug) -> HostConfig {
+        self.addr = match addr.to_socket_addrs() {
+            Ok(resolved) => {
+                let resolved: Vec<SocketAddr> = resolved.collect();
+                if resolved.is_empty() {
+                    Err(format!("{addr:?} resolves to no address"))
+                } else {
+                    Ok(resolved)
+                }
+            }
+            Err(err) => Err(format!(
+                "{addr:?} is not an address to listen on ({err}); give an IP and a port, such as \"127.0.0.1:0\""
+            )),
+        };
         self
+    }
+
+    /// The addresses to listen on, tried in turn; refused when one is not
+    /// loopback and that was not allowed.
+    pub(crate) fn listen_addrs(&self) -> Result<&[SocketAddr], Error> {
+        let addrs = self
+            .addr
+            .as_deref()
+            .map_err(|problem| Error::InvalidConfig {
+                setting: "bind_addr",
+                problem: problem.clone(),
+            })?;
+        match addrs
+            .iter()
+            .find(|addr| !addr.ip().is_loopback() && !self.allow_non_loopback)
+        {
+            Some(&addr) => Err(Error::NonLoopback { addr }),
+            None => Ok(addrs),
+        }
     }
 
     /// Permits a non-loopback [`HostConfig::bind_addr`]. Bearers still guard
@@ -146,19 +207,26 @@ impl HostConfig {
         self
     }
 
-    /// How many worker threads serve requests ([`DEFAULT_WORKERS`] by
-    /// default). Each running handler holds one.
+    /// How many worker threads speak the protocol ([`DEFAULT_WORKERS`] by
+    /// default): they read headers, check them, and answer everything but a
+    /// tool call's handler. A worker that takes a call with a free slot runs
+    /// its handler itself only after another thread has taken its place, so
+    /// this many always answer `ping`, `tools/list` and cancellations;
+    /// those extra threads leave again within seconds once idle.
     #[must_use]
     pub fn workers(mut self, workers: usize) -> HostConfig {
         self.workers = workers;
         self
     }
 
-    /// Calls `hook` for every [`Event`]. The hook runs on the thread where
-    /// the event happens — the worker handling the request, or the host's
-    /// timer thread for [`Event::CallTimedOut`] and
-    /// [`Event::CallRunningLong`] — so it should be quick and must not
-    /// block. A panic in the hook is contained.
+    /// Calls `hook` for every [`Event`], and nothing else hears of them.
+    /// Without a hook, events go to the `log` facade (target `toolhost`, at
+    /// [`Event::level`]), where they stay silent until the application
+    /// installs a logger. The hook runs on the thread where the event
+    /// happens — the worker handling the request, or the host's timer
+    /// thread for [`Event::CallTimedOut`] and [`Event::CallRunningLong`] —
+    /// so it should be quick and must not block. A panic in the hook is
+    /// contained.
     #[must_use]
     pub fn on_event(mut self, hook: impl Fn(&Event) + Send + Sync + 'static) -> HostConfig {
         self.hook = Some(Arc::new(hook));
@@ -176,7 +244,7 @@ impl HostConfig {
 
     /// Also serves each session at `/cap/<token>/mcp`, a URL that carries the
     /// secret itself, for clients that cannot send an `Authorization` header
-    /// (see [`ToolSession::capability_url`]). Off by default: a URL leaks
+    /// (see [`ToolSession::capability_url`](crate::ToolSession::capability_url)). Off by default: a URL leaks
     /// more easily than a header (shell history, process lists, logs of the
     /// client), so enable it only for clients that need it.
     #[must_use]
@@ -206,15 +274,47 @@ impl HostConfig {
         };
         self
     }
-    /// How many tool handlers may run at once, host-wide. A call past the
-    /// bound is refused at once with HTTP 503, `Retry-After: 1` and a
-    /// retryable JSON-RPC error, instead of waiting; the workers it leaves
-    /// free keep answering `ping`, `tools/list` and cancellations while
-    /// handlers run. It must be below [`HostConfig::workers`]; by default it
-    /// is three quarters of them (6 of the default 8).
+    /// How many tool handlers may run at once, host-wide
+    /// ([`DEFAULT_MAX_CONCURRENT_CALLS`] by default). A call past the bound
+    /// waits in line for a slot, first in, first out (see
+    /// [`HostConfig::max_queued_calls`]); its wait counts towards
+    /// [`HostConfig::call_timeout`]. Handlers run on threads of their own,
+    /// never on the workers, so `ping`, `tools/list`, cancellations and
+    /// answers to a handler's questions are served however many handlers
+    /// run. [`Event::CallWaited`] says how long calls waited, which is what
+    /// to size this by.
     #[must_use]
     pub fn max_concurrent_calls(mut self, calls: usize) -> HostConfig {
-        self.max_calls = Some(calls);
+        self.max_calls = calls;
+        self
+    }
+
+    /// How many calls may wait for a slot at once, host-wide
+    /// ([`DEFAULT_MAX_QUEUED_CALLS`] by default). Past it a call is refused
+    /// with HTTP 503 and a JSON-RPC error that names this setting. A waiting
+    /// call costs its request's buffers, not a thread. A waiting call that
+    /// is cancelled (by the client, its deadline, its session's drop or
+    /// [`ToolHost::shutdown`](crate::ToolHost::shutdown)) leaves the line
+    /// at once without running.
+    #[must_use]
+    pub fn max_queued_calls(mut self, calls: usize) -> HostConfig {
+        self.max_queued = calls;
+        self
+    }
+
+    /// How long a call may be quiet before the host turns its response into
+    /// an event stream and writes a `:` keep-alive comment, then one every
+    /// `interval` while the call runs or waits ([`DEFAULT_CALL_KEEP_ALIVE`]
+    /// by default). This is how a client that left is noticed while its
+    /// handler sends nothing: in 2026-07-28 [`CallContext::is_cancelled`](crate::CallContext::is_cancelled)
+    /// turns true within one interval of the connection closing; in the
+    /// stateful revisions a dropped connection is not a cancellation until
+    /// the [resume window](HostConfig::resume_window) has passed. Only a
+    /// client that accepts `text/event-stream` is switched to a stream; one
+    /// that accepts only JSON gets its JSON answer.
+    #[must_use]
+    pub fn call_keep_alive(mut self, interval: Duration) -> HostConfig {
+        self.call_keep_alive = interval;
         self
     }
 
@@ -295,22 +395,20 @@ impl HostConfig {
         self
     }
 
-    pub(crate) fn call_slots(&self) -> Result<usize, Error> {
-        let slots = self.max_calls.unwrap_or_else(|| {
-            (self.workers - self.workers / 4)
-                .min(self.workers - 1)
-                .max(1)
-        });
-        if slots == 0 || slots >= self.workers {
+    pub(crate) fn check_calls(&self) -> Result<(), Error> {
+        if self.max_calls == 0 {
             return Err(Error::InvalidConfig {
                 setting: "max_concurrent_calls",
-                problem: format!(
-                    "{slots} call slots with {} workers: it must be at least 1 and below the worker count, so that a worker stays free for ping, tools/list and cancellations (raise workers)",
-                    self.workers
-                ),
+                problem: "0 call slots would run no tool; use at least 1".into(),
             });
         }
-        Ok(slots)
+        if self.call_keep_alive.is_zero() {
+            return Err(Error::InvalidConfig {
+                setting: "call_keep_alive",
+                problem: "a zero keep-alive interval would spin; use at least a millisecond".into(),
+            });
+        }
+        Ok(())
     }
 }
 

@@ -1,11 +1,20 @@
 //! Events the host reports to the application's hook, for logs and metrics.
 //!
-//! The hook is the crate's only channel to the application's logging, so
-//! that the crate needs no logging dependency. No event ever carries a bearer,
-//! a capability URL or a session id: an event may be written anywhere.
+//! An application that installs a hook decides what to do with every event.
+//! Without one, events go to the `log` facade (target `toolhost`, at the
+//! level [`Event::level`] gives), so that a failure's detail or a broken
+//! surface is never silent; `log` does nothing until the application
+//! installs a logger. No event ever carries a bearer, a capability URL or a
+//! session id: an event may be written anywhere.
 
+use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
+
+use crate::model::CallResult;
+
+/// The `log` target of everything the crate logs.
+pub(crate) const LOG_TARGET: &str = "toolhost";
 
 /// Something that happened on the host.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,12 +32,46 @@ pub enum Event {
         /// How long the handler ran.
         duration: Duration,
         /// What it came to.
-        outcome: crate::model::CallResult,
+        outcome: CallResult,
+    },
+    /// Every call slot was taken, so the call waits in line for one (see
+    /// [`HostConfig::max_concurrent_calls`](crate::HostConfig::max_concurrent_calls)).
+    CallQueued {
+        /// The tool's name.
+        tool: String,
+        /// How many calls wait now, this one included.
+        waiting: usize,
+    },
+    /// A call that waited in line got its slot; [`Event::CallStarted`]
+    /// follows. How long calls wait is what to size
+    /// [`HostConfig::max_concurrent_calls`](crate::HostConfig::max_concurrent_calls) by.
+    CallWaited {
+        /// The tool's name.
+        tool: String,
+        /// How long it waited.
+        waited: Duration,
+    },
+    /// A call was cancelled while it waited for a slot — by the client, its
+    /// deadline, its session's drop or the host's shutdown — and left the
+    /// line without its handler running.
+    CallAbandoned {
+        /// The tool's name.
+        tool: String,
+        /// Why it was cancelled.
+        reason: String,
+    },
+    /// Every call slot was taken and the line of waiting calls was full
+    /// ([`HostConfig::max_queued_calls`](crate::HostConfig::max_queued_calls)):
+    /// the call was refused, and no handler ran.
+    CallRefused {
+        /// The tool's name.
+        tool: String,
     },
     /// A call passed its deadline
     /// ([`HostConfig::call_timeout`](crate::HostConfig::call_timeout)): the
-    /// client got a tool error and the call was flagged cancelled, but the
-    /// handler still runs and holds its worker until it returns.
+    /// client got a tool error and the call was flagged cancelled, but a
+    /// running handler still runs and holds its call slot until it returns
+    /// (a call still waiting for a slot never runs).
     CallTimedOut {
         /// The tool's name.
         tool: String,
@@ -38,15 +81,16 @@ pub enum Event {
     /// A call has been running for longer than
     /// [`HostConfig::report_long_calls`](crate::HostConfig::report_long_calls):
     /// a handler that never returns shows here instead of silently holding a
-    /// worker.
+    /// call slot.
     CallRunningLong {
         /// The tool's name.
         tool: String,
         /// How long it has run.
         elapsed: Duration,
     },
-    /// A call's arguments broke the tool's input schema; no handler ran, and
-    /// the model got the violations as a tool error.
+    /// A call's arguments broke the tool's input schema, or did not decode
+    /// into a typed tool's argument type; no handler ran, and the model got
+    /// the violations as a tool error.
     InvalidArguments {
         /// The tool's name.
         tool: String,
@@ -79,8 +123,9 @@ pub enum Event {
         /// One line per unchecked keyword.
         warnings: Vec<String>,
     },
-    /// The application's surface misbehaved: `list_tools` panicked, or listed
-    /// a tool that breaks the naming rules or repeats a name.
+    /// The application's surface misbehaved: `list_tools` or `find_tool`
+    /// panicked, or listed a tool that breaks the naming rules or repeats a
+    /// name (left out of `tools/list`, and refused as unknown when called).
     SurfaceFault {
         /// What happened.
         message: String,
@@ -99,6 +144,122 @@ pub enum AuthRefusal {
     Unknown,
 }
 
+impl Event {
+    /// The `log` level the event is logged at when no hook is installed:
+    /// `error` for what the application must fix (a failed call, a
+    /// misbehaving surface), `warn` for what it should look at (a refused
+    /// bearer, a call refused for capacity, a deadline passed, a long call,
+    /// schema keywords not checked), `info` for a model's mistakes and
+    /// refusals (declined calls, invalid arguments, unknown tools, bad
+    /// requests) and calls waiting for a slot, `debug` for calls starting
+    /// and succeeding.
+    ///
+    /// ```
+    /// use toolhost::Event;
+    ///
+    /// let event = Event::UnknownTool { tool: "launch".into() };
+    /// assert_eq!(event.level(), log::Level::Info);
+    /// assert_eq!(event.to_string(), "call to unknown tool \"launch\" refused");
+    /// ```
+    pub fn level(&self) -> log::Level {
+        match self {
+            Event::CallStarted { .. }
+            | Event::CallFinished {
+                outcome: CallResult::Success,
+                ..
+            } => log::Level::Debug,
+            Event::CallFinished {
+                outcome: CallResult::Declined { .. },
+                ..
+            }
+            | Event::CallQueued { .. }
+            | Event::CallWaited { .. }
+            | Event::CallAbandoned { .. }
+            | Event::InvalidArguments { .. }
+            | Event::UnknownTool { .. }
+            | Event::BadRequest { .. } => log::Level::Info,
+            Event::CallRefused { .. }
+            | Event::CallTimedOut { .. }
+            | Event::CallRunningLong { .. }
+            | Event::AuthRefused { .. }
+            | Event::SchemaWarnings { .. } => log::Level::Warn,
+            Event::CallFinished {
+                outcome: CallResult::Failed { .. },
+                ..
+            }
+            | Event::SurfaceFault { .. } => log::Level::Error,
+        }
+    }
+}
+
+impl fmt::Display for Event {
+    /// One line (more for a list of violations), for a log.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Event::CallStarted { tool } => write!(f, "call to tool {tool:?} started"),
+            Event::CallFinished {
+                tool,
+                duration,
+                outcome,
+            } => match outcome {
+                CallResult::Success => write!(f, "call to tool {tool:?} succeeded in {duration:?}"),
+                CallResult::Declined { reason } => {
+                    write!(f, "call to tool {tool:?} declined in {duration:?}: {reason}")
+                }
+                CallResult::Failed { detail } => {
+                    write!(f, "call to tool {tool:?} failed in {duration:?}: {detail}")
+                }
+            },
+            Event::CallQueued { tool, waiting } => write!(
+                f,
+                "call to tool {tool:?} waits for a call slot ({waiting} waiting)"
+            ),
+            Event::CallWaited { tool, waited } => {
+                write!(f, "call to tool {tool:?} got its call slot after {waited:?}")
+            }
+            Event::CallAbandoned { tool, reason } => write!(
+                f,
+                "call to tool {tool:?} cancelled while it waited for a call slot, never run: {reason}"
+            ),
+            Event::CallRefused { tool } => write!(
+                f,
+                "call to tool {tool:?} refused: every call slot is taken and the line of waiting calls is full"
+            ),
+            Event::CallTimedOut { tool, after } => write!(
+                f,
+                "call to tool {tool:?} passed its deadline of {after:?}: the client got a tool error, the handler runs on"
+            ),
+            Event::CallRunningLong { tool, elapsed } => {
+                write!(f, "call to tool {tool:?} has been running for {elapsed:?}")
+            }
+            Event::InvalidArguments { tool, violations } => {
+                write!(f, "call to tool {tool:?} refused for its arguments: {violations}")
+            }
+            Event::UnknownTool { tool } => write!(f, "call to unknown tool {tool:?} refused"),
+            Event::AuthRefused { reason } => write!(f, "request refused: {reason}"),
+            Event::BadRequest { status, message } => {
+                write!(f, "request refused with HTTP {status}: {message}")
+            }
+            Event::SchemaWarnings { tool, warnings } => write!(
+                f,
+                "tool {tool:?} uses schema keywords that are not checked: {}",
+                warnings.join("; ")
+            ),
+            Event::SurfaceFault { message } => write!(f, "the tool surface misbehaved: {message}"),
+        }
+    }
+}
+
+impl fmt::Display for AuthRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AuthRefusal::Missing => "no bearer",
+            AuthRefusal::Malformed => "a malformed bearer",
+            AuthRefusal::Unknown => "an unknown or revoked bearer",
+        })
+    }
+}
+
 /// The application's event hook, shared by every worker.
 pub(crate) type EventHook = Arc<dyn Fn(&Event) + Send + Sync>;
 
@@ -106,4 +267,24 @@ pub(crate) type EventHook = Arc<dyn Fn(&Event) + Send + Sync>;
 /// cost the request it reports on (nor a call's bookkeeping).
 pub(crate) fn report(hook: &EventHook, event: &Event) {
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(event)));
+}
+
+/// Reports an event to the hook, or without one to the `log` facade. The
+/// event is only built when someone may listen.
+pub(crate) fn emit(hook: Option<&EventHook>, event: impl FnOnce() -> Event) {
+    match hook {
+        Some(hook) => report(hook, &event()),
+        None if log::max_level() != log::LevelFilter::Off => {
+            let event = event();
+            log::log!(target: LOG_TARGET, event.level(), "{event}");
+        }
+        None => {}
+    }
+}
+
+/// Whether an event at `level` would be heard: there is a hook, or a
+/// logger takes the level. For work done only to report (a timer, a walk
+/// over the tools).
+pub(crate) fn heard(hook: Option<&EventHook>, level: log::Level) -> bool {
+    hook.is_some() || log::log_enabled!(target: LOG_TARGET, level)
 }

@@ -11,21 +11,20 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::{self, JoinHandle};
+use std::sync::Arc;
+use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::call::ToolSurface;
 use crate::config::HostConfig;
 use crate::error::Error;
-use crate::event::{report, Event, EventHook};
-use crate::http::{self, Transport};
+use crate::event::{emit, heard, Event, EventHook};
+use crate::http::{Pool, Transport};
 use crate::mcp::Server;
 use crate::runtime::table::SessionTable;
 use crate::runtime::Runtime;
 use crate::runtime::RuntimeConfig;
 use crate::session::{Endpoint, ToolSession};
-use crate::sync::lock;
 
 /// A running MCP endpoint on loopback, serving the surfaces of its sessions.
 ///
@@ -52,9 +51,10 @@ pub struct ToolHost {
     addr: SocketAddr,
     table: Arc<SessionTable>,
     endpoint: Arc<Endpoint>,
-    server: Mutex<Option<Arc<tiny_http::Server>>>,
-    workers: Mutex<Vec<JoinHandle<()>>>,
-    stopping: Arc<AtomicBool>,
+    pool: Arc<Pool>,
+    /// A second handle on the listening socket, to close it at shutdown.
+    listener: Option<TcpListener>,
+    stopping: AtomicBool,
     transport: Arc<Transport>,
     hook: Option<EventHook>,
 }
@@ -63,20 +63,15 @@ impl ToolHost {
     /// Starts listening and spawns the workers. Returns once the listener
     /// accepts connections.
     pub fn bind(config: HostConfig) -> Result<ToolHost, Error> {
-        if !config.addr.ip().is_loopback() && !config.allow_non_loopback {
-            return Err(Error::NonLoopback { addr: config.addr });
-        }
-        if config.workers < 2 {
+        let addrs = config.listen_addrs()?;
+        if config.workers == 0 {
             return Err(Error::InvalidConfig {
                 setting: "workers",
-                problem: format!(
-                    "{} workers: a host needs at least 2, one to run a handler and one to keep answering the protocol meanwhile",
-                    config.workers
-                ),
+                problem: "0 workers would answer no request; use at least 1".into(),
             });
         }
         crate::acp::validate_server_name(&config.name)?;
-        let slots = config.call_slots()?;
+        config.check_calls()?;
         if config.write_timeout.is_zero() {
             return Err(Error::InvalidConfig {
                 setting: "write_timeout",
@@ -95,16 +90,15 @@ impl ToolHost {
                 problem: "a zero keep-alive interval would spin; use at least a millisecond".into(),
             });
         }
-        let bind_error = |source| Error::Bind {
-            addr: config.addr,
-            source,
-        };
-        let listener = TcpListener::bind(config.addr).map_err(bind_error)?;
+        let (listener, addr) = listen(addrs)?;
+        let bind_error = |source| Error::Bind { addr, source };
         let listener = tune_listener(listener, config.write_timeout).map_err(bind_error)?;
         let addr = listener.local_addr().map_err(bind_error)?;
+        // Kept to close the listener at shutdown; without it the host
+        // closes it by letting tiny_http go, as before.
+        let second_handle = listener.try_clone().ok();
         let server = tiny_http::Server::from_listener(listener, None)
             .map_err(|err| bind_error(io::Error::other(err.to_string())))?;
-        let server = Arc::new(server);
 
         let table = Arc::new(SessionTable::new());
         let runtime = Runtime::start(
@@ -117,7 +111,9 @@ impl ToolHost {
                 cache: config.cache,
             },
             &RuntimeConfig {
-                max_concurrent_calls: slots,
+                max_concurrent_calls: config.max_calls,
+                max_queued_calls: config.max_queued,
+                call_keep_alive: config.call_keep_alive,
                 keep_alive: config.keep_alive,
                 call_timeout: config.call_timeout,
                 long_call_report: config.long_call_report,
@@ -146,27 +142,18 @@ impl ToolHost {
             read_timeout: config.read_timeout,
             resume_window: config.resume_window,
         });
-        let stopping = Arc::new(AtomicBool::new(false));
+        let pool =
+            Pool::start(server, Arc::clone(&transport), config.workers).map_err(Error::Spawn)?;
         let host = ToolHost {
             addr,
             table,
             endpoint,
-            server: Mutex::new(Some(Arc::clone(&server))),
-            workers: Mutex::new(Vec::with_capacity(config.workers)),
-            stopping: Arc::clone(&stopping),
-            transport: Arc::clone(&transport),
+            pool,
+            listener: second_handle,
+            stopping: AtomicBool::new(false),
+            transport,
             hook: config.hook,
         };
-        for n in 0..config.workers {
-            let server = Arc::clone(&server);
-            let transport = Arc::clone(&transport);
-            let stopping = Arc::clone(&stopping);
-            let worker = thread::Builder::new()
-                .name(format!("toolhost-worker-{n}"))
-                .spawn(move || work(&server, &transport, &stopping))
-                .map_err(Error::Spawn)?;
-            lock(&host.workers).push(worker);
-        }
         Ok(host)
     }
 
@@ -187,8 +174,8 @@ impl ToolHost {
     /// When the operating system's random source fails (see
     /// [`ToolSession`]); no bearer can be minted safely then.
     pub fn open_session(&self, surface: impl ToolSurface + 'static) -> ToolSession {
-        if let Some(hook) = &self.hook {
-            report_schema_warnings(hook, &surface);
+        if heard(self.hook.as_ref(), log::Level::Warn) {
+            report_schema_warnings(self.hook.as_ref(), &surface);
         }
         ToolSession::open(
             Arc::clone(&self.table),
@@ -202,31 +189,30 @@ impl ToolHost {
         self.table.len()
     }
 
-    /// Stops serving: flags running calls as cancelled, wakes and joins every
-    /// worker, and closes the listener. Calling it again does nothing.
+    /// Stops serving: cancels every call (running ones see
+    /// [`CallContext::is_cancelled`](crate::CallContext::is_cancelled);
+    /// waiting ones are answered without running), ends every event
+    /// stream, waits for the workers and running handlers, and closes the
+    /// listener. Calling it again does nothing.
     ///
-    /// Requests already queued are answered first; a connection kept alive
-    /// by a client gets no further answers and should be closed by it.
+    /// A client that kept a connection open and sends on it within a few
+    /// seconds is answered 503 with `Connection: close`, so it learns the
+    /// host is gone instead of waiting (on Linux; elsewhere its request gets
+    /// no answer, as tiny_http gives no way to close such a connection).
     pub fn shutdown(&self) {
         if self.stopping.swap(true, Ordering::SeqCst) {
             return;
         }
         self.table.cancel_all("the host is shutting down");
         self.transport.runtime.stop();
-        let workers = std::mem::take(&mut *lock(&self.workers));
-        if let Some(server) = lock(&self.server).as_ref() {
-            for _ in 0..workers.len() {
-                server.unblock();
-            }
-        }
-        for worker in workers {
-            // A worker that panicked has nothing left to clean up.
-            let _ = worker.join();
-        }
-        // The last reference: dropping it stops tiny_http's accept thread,
-        // which then closes the listening socket.
-        lock(&self.server).take();
+        self.pool.stop(self.listener.as_ref());
         wait_until_closed(self.addr);
+    }
+
+    /// How many worker threads the host has now: the configured workers,
+    /// and one more for each handler running on a worker's thread.
+    pub fn worker_threads(&self) -> usize {
+        self.pool.threads()
     }
 }
 
@@ -245,37 +231,36 @@ impl Drop for ToolHost {
     }
 }
 
-/// Tells the event hook, once per session, which schema keywords of its
-/// tools go unchecked (see [`Tool::schema_warnings`](crate::Tool::schema_warnings)).
-fn report_schema_warnings(hook: &EventHook, surface: &dyn ToolSurface) {
+/// Listens on the first of `addrs` that can be bound (as
+/// [`TcpListener::bind`] does), or fails with the last one's error.
+fn listen(addrs: &[SocketAddr]) -> Result<(TcpListener, SocketAddr), Error> {
+    let mut last = None;
+    for &addr in addrs {
+        match TcpListener::bind(addr) {
+            Ok(listener) => return Ok((listener, addr)),
+            Err(source) => last = Some(Error::Bind { addr, source }),
+        }
+    }
+    Err(last.unwrap_or_else(|| Error::InvalidConfig {
+        setting: "bind_addr",
+        problem: "no address to listen on".into(),
+    }))
+}
+
+/// Tells the event hook (or the log), once per session, which schema
+/// keywords of its tools go unchecked (see
+/// [`Tool::schema_warnings`](crate::Tool::schema_warnings)).
+fn report_schema_warnings(hook: Option<&EventHook>, surface: &dyn ToolSurface) {
     let Ok(tools) = catch_unwind(AssertUnwindSafe(|| surface.list_tools())) else {
         return; // the first tools/list reports the panic
     };
     for tool in tools {
         let warnings = tool.schema_warnings();
         if !warnings.is_empty() {
-            report(
-                hook,
-                &Event::SchemaWarnings {
-                    tool: tool.name().to_owned(),
-                    warnings,
-                },
-            );
-        }
-    }
-}
-
-fn work(server: &tiny_http::Server, transport: &Transport, stopping: &AtomicBool) {
-    loop {
-        match server.recv() {
-            Ok(request) => {
-                // Handlers are already isolated; this guards against a bug in
-                // the host itself costing more than the one request (tiny_http
-                // answers a dropped request with 500).
-                let _ = catch_unwind(AssertUnwindSafe(|| http::serve(transport, request)));
-            }
-            Err(_) if stopping.load(Ordering::SeqCst) => return,
-            Err(_) => {}
+            emit(hook, || Event::SchemaWarnings {
+                tool: tool.name().to_owned(),
+                warnings,
+            });
         }
     }
 }

@@ -11,23 +11,47 @@
 //! [`ToolSession`] hands out what the agent needs. Dropping the session
 //! revokes the bearer at once.
 //!
-//! ```
-//! use serde_json::json;
-//! use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
+//! The sections below go from a first tool to the protocol:
 //!
-//! let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
-//! let surface = StaticSurface::new().tool(
-//!     Tool::new("shout", "Uppercase the input text.").input_schema(json!({
-//!         "type": "object",
-//!         "properties": {"text": {"type": "string"}},
-//!         "required": ["text"],
-//!     })),
-//!     |args, _ctx| ToolOutcome::json(json!({
-//!         "text": args["text"].as_str().unwrap_or("").to_uppercase(),
-//!     })),
-//! )?;
-//! let session = host.open_session(surface);
-//! let servers = session.acp_mcp_servers(); // for ACP session/new
+//! - [A host and a tool](#a-host-and-a-tool)
+//! - [Typed tools and `?`](#typed-tools-and-)
+//! - [State shared between handlers](#state-shared-between-handlers)
+//! - [Progress and cancellation](#progress-and-cancellation)
+//! - [Testing a tool](#testing-a-tool)
+//! - [Connecting each agent](#connecting-each-agent)
+//! - [Events and logs](#events-and-logs)
+//! - [The protocol](#the-protocol)
+//!
+//! # A host and a tool
+//!
+//! A tool is a [`Tool`] (its name, the description the model reads, the
+//! JSON Schema of its arguments) and a handler. The handler below takes
+//! its arguments as a Rust type and returns one; serde does the JSON.
+//!
+//! ```
+//! use serde::{Deserialize, Serialize};
+//! use serde_json::json;
+//! use toolhost::{HostConfig, StaticSurface, Tool, ToolHost};
+//!
+//! #[derive(Deserialize)]
+//! struct Shout { text: String }
+//!
+//! #[derive(Serialize)]
+//! struct Shouted { text: String }
+//!
+//! let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?; // 127.0.0.1, a free port
+//! let surface = StaticSurface::builder()
+//!     .typed(
+//!         Tool::new("shout", "Uppercases the input text.").input_schema(json!({
+//!             "type": "object",
+//!             "properties": {"text": {"type": "string"}},
+//!             "required": ["text"],
+//!         })),
+//!         |args: Shout, _ctx| Ok(Shouted { text: args.text.to_uppercase() }),
+//!     )
+//!     .build()?;
+//! let session = host.open_session(surface); // mints a 256-bit bearer
+//! let servers = session.acp_mcp_servers(); // for ACP session/new "mcpServers"
 //! assert_eq!(servers[0]["url"], session.url());
 //! // … run the agent turn …
 //! println!("{} tool calls", session.calls_served());
@@ -35,10 +59,284 @@
 //! # Ok::<(), toolhost::Error>(())
 //! ```
 //!
-//! The host speaks MCP over Streamable HTTP on one endpoint (`/mcp`) in
-//! revisions 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25 (chosen per
-//! MCP session at `initialize`) and the stateless 2026-07-28 (chosen per
-//! request from its `_meta`).
+//! Every call's arguments are checked against the input schema before the
+//! handler runs, and a call that breaks it gets a tool error the model can
+//! correct (`/text: expected string, got 42`); [`Schema`] says which
+//! keywords are checked. Handlers run concurrently, off the threads that
+//! answer the protocol (at most [`HostConfig::max_concurrent_calls`] at
+//! once; later calls wait their turn), so they must be `Send + Sync`.
+//!
+//! # Typed tools and `?`
+//!
+//! [`StaticSurface::typed`] registers a handler that takes any
+//! `T: Deserialize` and returns `Result<R, ToolError>`, where `R` is any
+//! `Serialize` value (sent as `structuredContent` when it is an object, as
+//! text otherwise; see [`Reply`]) or a [`ToolOutcome`] for full control.
+//! Arguments that pass the schema but do not decode into `T` (a `u8` given
+//! 300, an unknown field under `deny_unknown_fields`) are refused like a
+//! schema violation, naming the place, and the handler never runs. A tool
+//! that takes no arguments can take `serde_json::Value` and ignore it.
+//!
+//! A handler's error is either the model's business or the application's:
+//!
+//! | the handler meets | the model should | write |
+//! | --- | --- | --- |
+//! | a request it can explain: no such note, over quota, a date that does not parse | read why and try otherwise | `?` on any error that implements `Display`, or `Err(ToolError::declined(reason))` |
+//! | trouble of its own: the database is down, a lock is poisoned | hear only that the tool failed | `.map_err(ToolError::failed)?`: the detail goes to the event hook or the log |
+//!
+//! ```
+//! use serde::Deserialize;
+//! use serde_json::json;
+//! use toolhost::{StaticSurface, Tool, ToolError};
+//!
+//! #[derive(Deserialize)]
+//! struct ReadNote { id: String }
+//!
+//! fn load(id: u32) -> Result<String, std::io::Error> {
+//!     std::fs::read_to_string(format!("/var/notes/{id}.md"))
+//! }
+//!
+//! let surface = StaticSurface::builder()
+//!     .typed(
+//!         Tool::new("read_note", "Reads a note by its number.").input_schema(json!({
+//!             "type": "object",
+//!             "properties": {"id": {"type": "string", "pattern": "^[0-9]+$"}},
+//!             "required": ["id"],
+//!         })),
+//!         |args: ReadNote, _ctx| {
+//!             let id: u32 = args.id.parse()?; // declined: "number too large to fit in target type"
+//!             if id == 0 {
+//!                 return Err(ToolError::declined("notes are numbered from 1"));
+//!             }
+//!             let text = load(id).map_err(ToolError::failed)?; // failed: the model never sees the path
+//!             Ok(text)
+//!         },
+//!     )
+//!     .build()?;
+//! # let _ = surface;
+//! # Ok::<(), toolhost::Error>(())
+//! ```
+//!
+//! Untyped handlers, `Fn(&Value, &CallContext)`, may return anything that
+//! converts into a [`ToolOutcome`]: an outcome, a `String`, or a `Result`
+//! of either whose error implements `Display` (declined) or is a
+//! [`ToolError`]. With the `schemars` feature, `Tool::input_schema_for::<T>()`
+//! and `Tool::output_schema_for::<R>()` derive the schemas from the types,
+//! in a shape every agent accepts (inline, no `$schema`, an object at the
+//! root): `cargo test --features schemars` runs their tests.
+//!
+//! A chain of tools needs one `?`, at [`SurfaceBuilder::build`], which
+//! reports the first registration refused (an invalid name or schema, a
+//! name registered twice); [`StaticSurface::tool`] adds one tool at a time.
+//!
+//! # State shared between handlers
+//!
+//! Handlers are `Fn + Send + Sync + 'static`: state they share lives behind
+//! an `Arc`, cloned into each closure, and what they change behind a
+//! `Mutex` (or an atomic). A poisoned lock is the application's trouble, so
+//! it fails the call rather than declining it.
+//!
+//! ```
+//! use std::sync::{Arc, Mutex};
+//! use serde::{Deserialize, Serialize};
+//! use serde_json::{json, Value};
+//! use toolhost::{HostConfig, StaticSurface, Tool, ToolError, ToolHost};
+//!
+//! #[derive(Deserialize)]
+//! struct AddNote { text: String }
+//!
+//! #[derive(Serialize)]
+//! struct Added { id: usize }
+//!
+//! let notes: Arc<Mutex<Vec<String>>> = Arc::default();
+//! let surface = StaticSurface::builder()
+//!     .typed(
+//!         Tool::new("add_note", "Adds a note; returns its id.").input_schema(json!({
+//!             "type": "object",
+//!             "properties": {"text": {"type": "string", "minLength": 1}},
+//!             "required": ["text"],
+//!         })),
+//!         {
+//!             let notes = Arc::clone(&notes);
+//!             move |args: AddNote, _ctx| {
+//!                 let mut notes = notes.lock().map_err(ToolError::failed)?;
+//!                 notes.push(args.text);
+//!                 Ok(Added { id: notes.len() })
+//!             }
+//!         },
+//!     )
+//!     .typed(Tool::new("count_notes", "Counts the notes."), {
+//!         let notes = Arc::clone(&notes);
+//!         move |_: Value, _ctx| Ok(notes.lock().map_err(ToolError::failed)?.len())
+//!     })
+//!     .build()?;
+//!
+//! let host = ToolHost::bind(HostConfig::default())?;
+//! let session = host.open_session(surface);
+//! let mut client = session.client()?;
+//! client.call_tool("add_note", json!({"text": "buy milk"}))?;
+//! assert_eq!(client.call_tool("count_notes", json!({}))?.text(), "1");
+//! assert_eq!(notes.lock().unwrap().as_slice(), ["buy milk"]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! A tool list that changes — tools that appear as the application's state
+//! allows them — is a [`surface_fn`] (or a [`ToolSurface`] of your own):
+//! the host asks it on every request, and
+//! [`ToolSession::notify_tools_changed`] tells the clients to list again.
+//!
+//! # Progress and cancellation
+//!
+//! A handler holds its call slot until it returns; nothing can stop it
+//! from outside. A long one reports progress through its [`CallContext`] and
+//! looks at [`CallContext::is_cancelled`] between steps, which turns true
+//! when the client cancels, the session is dropped, the host shuts down,
+//! or the call passes its deadline ([`HostConfig::call_timeout`]).
+//!
+//! ```
+//! use serde_json::{json, Value};
+//! use toolhost::client::CallOptions;
+//! use toolhost::{HostConfig, StaticSurface, Tool, ToolError, ToolHost};
+//!
+//! let surface = StaticSurface::builder()
+//!     .typed(Tool::new("reindex", "Rebuilds the search index."), |_: Value, ctx| {
+//!         for step in 1..=4 {
+//!             if ctx.is_cancelled() {
+//!                 return Err(ToolError::declined("cancelled"));
+//!             }
+//!             // … one step of the work …
+//!             ctx.progress(f64::from(step), Some(4.0), Some("indexing"));
+//!         }
+//!         Ok("reindexed")
+//!     })
+//!     .build()?;
+//!
+//! let host = ToolHost::bind(HostConfig::default())?;
+//! let session = host.open_session(surface);
+//! let mut client = session.client()?;
+//! let mut seen = Vec::new();
+//! let options = CallOptions::new().on_progress(|p| seen.push(p.progress));
+//! let result = client.call_tool_with("reindex", json!({}), options)?;
+//! assert_eq!(result.text(), "reindexed");
+//! assert_eq!(seen, [1.0, 2.0, 3.0, 4.0]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! What a quiet handler — one that sends no progress or log message — needs
+//! to know: nothing stops it but itself, so it must look at
+//! [`CallContext::is_cancelled`] between steps. The host notices a client
+//! that left by writing to it: after [`HostConfig::call_keep_alive`] of
+//! silence (a second by default) the response becomes an event stream with
+//! a keep-alive comment at every interval. In 2026-07-28 a closed
+//! connection then cancels the call within one interval; in the stateful
+//! revisions a dropped connection is not a cancellation — the call runs on
+//! and the client may resume its stream — until
+//! [`HostConfig::resume_window`] has passed. A client that accepts only
+//! JSON gets no keep-alives, so its leaving is not seen. Explicit
+//! cancellation, a dropped session, the host's shutdown and the deadline
+//! flag the call at once, and every call still running after
+//! [`DEFAULT_LONG_CALL_REPORT`] is reported ([`Event::CallRunningLong`]),
+//! so a handler that never returns shows. [`CallContext::close_stream`]
+//! lets a handler free its connection on purpose and be polled.
+//!
+//! # Testing a tool
+//!
+//! The surest test of a tool is a call through the real endpoint, with the
+//! crate's own blocking client (the default `client` feature). A tool that
+//! declines or fails is still `Ok`, with `is_error` set; only a call that
+//! never reached the tool is an `Err`.
+//!
+//! ```
+//! use serde::Deserialize;
+//! use serde_json::json;
+//! use toolhost::{HostConfig, StaticSurface, Tool, ToolHost};
+//!
+//! #[derive(Deserialize)]
+//! struct Half { n: u32 }
+//!
+//! let surface = StaticSurface::builder()
+//!     .typed(Tool::new("half", "Halves an even number."), |args: Half, _ctx| {
+//!         if args.n % 2 == 1 {
+//!             return Err(format!("{} is odd", args.n).into());
+//!         }
+//!         Ok(args.n / 2)
+//!     })
+//!     .build()?;
+//! let host = ToolHost::bind(HostConfig::default())?;
+//! let session = host.open_session(surface);
+//! let mut client = session.client()?; // this session's URL and bearer, 2026-07-28
+//!
+//! assert_eq!(client.call_tool("half", json!({"n": 8}))?.text(), "4");
+//! let odd = client.call_tool("half", json!({"n": 7}))?;
+//! assert!(odd.is_error);
+//! assert_eq!(odd.text(), "7 is odd");
+//! let wrong = client.call_tool("half", json!({"n": -1}))?;
+//! assert_eq!(
+//!     wrong.text(),
+//!     "Invalid arguments for tool \"half\":\n/n: invalid value: integer `-1`, expected u32"
+//! );
+//! assert_eq!(session.calls_served(), 2, "the refused call never reached the handler");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! `session.client_builder().era(Era::Stateful)` tests the `initialize`
+//! revisions; [`client::CallOptions`] takes a progress callback, a cancel
+//! handle and answers for a tool that asks back (see
+//! [`CallContext::elicit`]).
+//!
+//! # Connecting each agent
+//!
+//! The same session gives each client its own configuration; the server
+//! name ([`HostConfig::server_name`]) is what agents prefix tool names with.
+//!
+//! ```
+//! use toolhost::{HostConfig, StaticSurface, ToolHost};
+//!
+//! let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
+//! let session = host.open_session(StaticSurface::new());
+//! let acp = session.acp_mcp_servers();       // ACP session/new "mcpServers" (Copilot, Gemini, Zed, adapters)
+//! let claude = session.claude_code_config(); // .mcp.json, or `claude --mcp-config '<json>'`
+//! let gemini = session.gemini_cli_config();  // .gemini/settings.json
+//! let vscode = session.vscode_config();      // .vscode/mcp.json
+//! let codex = session.codex_config_toml();   // ~/.codex/config.toml
+//! assert_eq!(acp[0]["headers"][0]["value"], session.authorization());
+//! assert_eq!(claude["mcpServers"]["myapp"]["url"], session.url());
+//! # let _ = (gemini, vscode, codex);
+//! # Ok::<(), toolhost::Error>(())
+//! ```
+//!
+//! Each carries the bearer as an `Authorization` header
+//! ([`ToolSession::authorization`]); [`ToolSession::bearer_token`] is the
+//! bare token, and a client that cannot send headers gets a URL with the
+//! secret in it when [`HostConfig::capability_urls`] allows one. All of
+//! them are secrets: `Debug` never shows them, and no event carries them.
+//!
+//! # Events and logs
+//!
+//! [`HostConfig::on_event`] hands every [`Event`] to the application: calls
+//! started and finished (with a failure's detail), invalid arguments,
+//! unknown tools, refused bearers, bad requests, surface faults. Without a
+//! hook, events go to the [`log`] facade under the
+//! target `toolhost`, at [`Event::level`]: `error` for failures and broken
+//! surfaces, `warn` for what deserves a look, `info` for a model's
+//! mistakes, `debug` for calls that went well. A registration refused by
+//! [`StaticSurface`] is logged at `warn` as well as returned.
+//!
+//! # The protocol
+//!
+//! The host speaks MCP over Streamable HTTP on one endpoint (`/mcp`):
+//!
+//! | revision | lifecycle |
+//! | --- | --- |
+//! | 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 | `initialize`, then an `Mcp-Session-Id`; the client gets the revision it asks for |
+//! | 2026-07-28 | stateless: each request's `_meta` carries version, client and capabilities |
+//!
+//! The era is chosen per request, so one bearer serves a stateful and a
+//! stateless client at once. Each message is spelled for its revision:
+//! fields a revision does not know ([`Tool::title`], `structuredContent`,
+//! icons, …) are left out for it. Security is not optional: loopback only
+//! unless [`HostConfig::allow_non_loopback`], `Host` and `Origin` checked on
+//! every request, a bearer on every request, bounded bodies and headers.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -71,11 +369,12 @@ pub mod stdio_bridge;
 mod sync;
 
 pub use call::{
-    surface_fn, AskError, CallContext, Elicitation, FnSurface, InputRequest, StaticSurface,
-    ToolSurface,
+    surface_fn, AskError, CallContext, Elicitation, FnSurface, InputRequest, Reply, StaticSurface,
+    SurfaceBuilder, ToolError, ToolSurface,
 };
 pub use config::{
-    HostConfig, DEFAULT_KEEP_ALIVE, DEFAULT_LONG_CALL_REPORT, DEFAULT_MAX_BODY_BYTES,
+    HostConfig, DEFAULT_CALL_KEEP_ALIVE, DEFAULT_KEEP_ALIVE, DEFAULT_LONG_CALL_REPORT,
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_QUEUED_CALLS,
     DEFAULT_READ_TIMEOUT, DEFAULT_RESUME_WINDOW, DEFAULT_WORKERS, DEFAULT_WRITE_TIMEOUT,
 };
 pub use error::Error;

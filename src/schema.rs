@@ -13,65 +13,8 @@
 //!
 //! A schema is compiled once, when the [`Tool`](crate::Tool) is built: every
 //! subschema becomes a node with its keywords already parsed, `$ref`s become
-//! indices, and a call only walks the nodes.
-//!
-//! # What is checked
-//!
-//! | keywords | notes |
-//! | --- | --- |
-//! | `type` | one name or an array; `integer` means a JSON number without fraction or exponent (see below) |
-//! | `enum`, `const` | numbers compare by value (`1` equals `1.0`) |
-//! | `properties`, `required`, `additionalProperties`, `patternProperties`, `propertyNames`, `minProperties`, `maxProperties`, `dependentRequired`, `dependentSchemas`, `dependencies` | `additionalProperties` is a boolean or a schema |
-//! | `items`, `prefixItems`, `additionalItems`, `minItems`, `maxItems`, `uniqueItems`, `contains`, `minContains`, `maxContains` | `items` as an array is the draft-7 tuple form |
-//! | `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf` | draft-4 boolean `exclusive*` too; integers compare exactly |
-//! | `minLength`, `maxLength`, `pattern` | lengths in characters (Unicode scalar values); `pattern` in a safe subset, below |
-//! | `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else` | |
-//! | `$ref`, `$defs`, `definitions` | local references (`#`, `#/$defs/name`, any `#/…` pointer); recursion allowed; keywords beside a `$ref` apply too, as since 2019-09 |
-//! | `true`, `false` | boolean schemas |
-//!
-//! Annotations (`title`, `description`, `default`, `examples`, `format`,
-//! `deprecated`, `readOnly`, `writeOnly`, `$comment`, `$schema`, `$id` at the
-//! root, `content*`, and any `x-…` extension such as MCP's `x-mcp-header`)
-//! are accepted and not checked. `format` in particular is left unchecked,
-//! as JSON Schema 2020-12 does by default.
-//!
-//! # What is reported instead
-//!
-//! Nothing is silently ignored. At compile time, [`Schema::warnings`] lists,
-//! once, each keyword that is not checked: `unevaluatedProperties`,
-//! `unevaluatedItems`, `$dynamicRef`, `$recursiveRef`, a `$ref` that is not
-//! a local pointer (remote documents, `#anchor`), a nested `$id`, a
-//! `pattern` outside the subset, and unknown keywords (a typo such as
-//! `requried` shows up here). A schema that is *invalid* — a subschema that
-//! is not an object or boolean, `"type": "strnig"`, `"minLength": -1`, a
-//! `$ref` to nothing, a broken regular expression, a cycle of `$ref`s that
-//! never descends into the value — is refused with
-//! [`Error::InvalidSchema`].
-//!
-//! # `pattern`: the safe subset
-//!
-//! Patterns are ECMA-262 regular expressions, unanchored, matched by a VM
-//! whose cost is linear in the string (no catastrophic backtracking, whatever
-//! the model sends): literals, `.`, classes `[…]` and `[^…]`, `\d \D \w \W
-//! \s \S \b \B`, the usual character escapes (`\t \n \xHH \uHHHH \u{…}`),
-//! `^ $`, groups `(…)`, `(?:…)`, `(?<name>…)`, `|`, and `* + ? {n} {n,}
-//! {n,m}` (counts up to 1000; lazy forms accepted). Lookaround,
-//! backreferences, `\p{…}` and `\c…` are outside it and reported as
-//! warnings (the pattern is then not checked).
-//!
-//! # Deliberate strictness: `integer`
-//!
-//! JSON Schema counts `5.0` as an integer. Here `integer` accepts only
-//! numbers written without fraction or exponent, so a handler can rely on
-//! [`Value::as_i64`]/[`Value::as_u64`]; a model that sends `5.0` is told
-//! `expected integer, got 5.0` and sends `5`.
-//!
-//! # Messages
-//!
-//! One line per violation, `<JSON pointer into the value>: expected …, got
-//! …` (`/` is the value itself). At most 20 lines are kept, values are cut
-//! to 60 characters and the whole text to about 2000; the rest is counted
-//! (`… and 7 more violations`).
+//! indices, and a call only walks the nodes. The rules — what is checked,
+//! what is only reported, the `pattern` subset — are public, on [`Schema`].
 
 mod check;
 mod compile;
@@ -91,7 +34,87 @@ use crate::error::Error;
 /// The longest text [`Violations`] displays.
 const MAX_MESSAGE_CHARS: usize = 2_000;
 
-/// A compiled JSON Schema.
+/// A compiled JSON Schema: what the host checks a tool's arguments (and
+/// structured results) against, before any handler sees them.
+///
+/// A call whose arguments break the tool's input schema gets a tool error
+/// (`isError: true`) that lists every violation, one line each, so that
+/// the model can correct itself:
+///
+/// ```text
+/// Invalid arguments for tool "search":
+/// /limit: expected integer ≥ 1, got -3
+/// /query: expected string, got nothing (required property is missing)
+/// ```
+///
+/// A tool's schemas are compiled when the [`Tool`](crate::Tool) is built;
+/// [`Tool::validate`](crate::Tool::validate) refuses an invalid one and
+/// [`Tool::schema_warnings`](crate::Tool::schema_warnings) lists the
+/// keywords left unchecked.
+///
+/// # What is checked
+///
+/// | keywords | notes |
+/// | --- | --- |
+/// | `type` | one name or an array; `integer` means a JSON number without fraction or exponent (see below) |
+/// | `enum`, `const` | numbers compare by value (`1` equals `1.0`) |
+/// | `properties`, `required`, `additionalProperties`, `patternProperties`, `propertyNames`, `minProperties`, `maxProperties`, `dependentRequired`, `dependentSchemas`, `dependencies` | `additionalProperties` is a boolean or a schema |
+/// | `items`, `prefixItems`, `additionalItems`, `minItems`, `maxItems`, `uniqueItems`, `contains`, `minContains`, `maxContains` | `items` as an array is the draft-7 tuple form |
+/// | `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf` | draft-4 boolean `exclusive*` too; integers compare exactly |
+/// | `minLength`, `maxLength`, `pattern` | lengths in characters (Unicode scalar values); `pattern` in a safe subset, below |
+/// | `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else` | |
+/// | `$ref`, `$defs`, `definitions` | local references (`#`, `#/$defs/name`, any `#/…` pointer); recursion allowed; keywords beside a `$ref` apply too, as since 2019-09 |
+/// | `true`, `false` | boolean schemas |
+///
+/// Annotations (`title`, `description`, `default`, `examples`, `format`,
+/// `deprecated`, `readOnly`, `writeOnly`, `$comment`, `$schema`, `$id` at the
+/// root, `content*`, and any `x-…` extension such as MCP's `x-mcp-header`)
+/// are accepted and not checked. `format` in particular is left unchecked,
+/// as JSON Schema 2020-12 does by default.
+///
+/// # What is reported instead
+///
+/// Nothing is silently ignored. At compile time, [`Schema::warnings`] lists,
+/// once, each keyword that is not checked: `unevaluatedProperties`,
+/// `unevaluatedItems`, `$dynamicRef`, `$recursiveRef`, a `$ref` that is not
+/// a local pointer (remote documents, `#anchor`), a nested `$id`, a
+/// `pattern` outside the subset, and unknown keywords (a typo such as
+/// `requried` shows up here). A schema that is *invalid* — a subschema that
+/// is not an object or boolean, `"type": "strnig"`, `"minLength": -1`, a
+/// `$ref` to nothing, a broken regular expression, a cycle of `$ref`s that
+/// never descends into the value — is refused with
+/// [`Error::InvalidSchema`].
+///
+/// # `pattern`: the safe subset
+///
+/// Patterns are ECMA-262 regular expressions, unanchored, matched by a VM
+/// whose cost is linear in the string (no catastrophic backtracking, whatever
+/// the model sends): literals, `.`, classes `[…]` and `[^…]`, `\d \D \w \W
+/// \s \S \b \B`, the usual character escapes (`\t \n \xHH \uHHHH \u{…}`),
+/// `^ $`, groups `(…)`, `(?:…)`, `(?<name>…)`, `|`, and `* + ? {n} {n,}
+/// {n,m}` (counts up to 1000; lazy forms accepted). Lookaround,
+/// backreferences, `\p{…}` and `\c…` are outside it and reported as
+/// warnings (the pattern is then not checked).
+///
+/// # Deliberate strictness: `integer`
+///
+/// JSON Schema counts `5.0` as an integer. Here `integer` accepts only
+/// numbers written without fraction or exponent, so a handler can rely on
+/// [`Value::as_i64`]/[`Value::as_u64`]; a model that sends `5.0` is told
+/// `expected integer, got 5.0` and sends `5`.
+///
+/// # Messages
+///
+/// One line per violation, `<JSON pointer into the value>: expected …, got
+/// …` (`/` is the value itself). At most 20 lines are kept, values are cut
+/// to 60 characters and the whole text to about 2000; the rest is counted
+/// (`… and 7 more violations`).
+///
+/// A typed tool's arguments ([`StaticSurface::typed`](crate::StaticSurface::typed))
+/// are then decoded into its type, and a failure is told the same way, in
+/// serde's words: ``/limit: invalid value: integer `300`, expected u8``.
+///
+/// # Example
 ///
 /// ```
 /// use serde_json::json;

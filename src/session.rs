@@ -73,6 +73,25 @@ impl ToolSession {
         format!("Bearer {}", self.token)
     }
 
+    /// The bare bearer token, `th_…`, for clients configured with the token
+    /// rather than the header (`Client::builder(url).bearer(token)`, an
+    /// environment variable). A secret: do not log it; `Debug` never shows
+    /// it.
+    ///
+    /// ```
+    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
+    ///
+    /// let host = ToolHost::bind(HostConfig::default())?;
+    /// let session = host.open_session(StaticSurface::new());
+    /// assert!(session.bearer_token().starts_with("th_"));
+    /// assert_eq!(session.authorization(), format!("Bearer {}", session.bearer_token()));
+    /// assert!(!format!("{session:?}").contains(session.bearer_token()));
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
+    pub fn bearer_token(&self) -> &str {
+        &self.token
+    }
+
     /// A URL that carries the secret in its path, for clients that cannot
     /// set headers; `None` unless
     /// [`HostConfig::capability_urls`](crate::HostConfig::capability_urls)

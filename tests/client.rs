@@ -78,7 +78,7 @@ fn host_with_tools() -> (
             ToolOutcome::declined("quota used up").with_code(json!("quota"))
         })
         .unwrap()
-        .tool(Tool::new("boom", "Panics."), move |_, _| {
+        .tool(Tool::new("boom", "Panics."), move |_, _| -> ToolOutcome {
             boom();
             panic!("on purpose")
         })
@@ -537,14 +537,23 @@ fn a_host_that_shut_down_fails_the_next_call_with_a_connection_error() {
         .unwrap();
     client.call_tool("echo", json!({"text": "x"})).unwrap();
     host.shutdown();
-    // The host stops answering; whether its kept-alive connection is closed
-    // or left silent decides which error this is.
+    // The request on the connection the client kept open is answered (not
+    // left to the client's 1 s timeout): the host says it is gone.
     let err = client.call_tool("echo", json!({"text": "y"})).unwrap_err();
+    match &err {
+        ClientError::Rpc {
+            status, message, ..
+        } => {
+            assert_eq!(*status, 503);
+            assert!(message.contains("shut down"), "{message}");
+        }
+        other => panic!("expected the host's farewell, got {other:?}"),
+    }
+    // That connection was closed with the answer: the next call finds
+    // nobody listening instead of waiting.
+    let err = client.call_tool("echo", json!({"text": "z"})).unwrap_err();
     assert!(
-        matches!(
-            err,
-            ClientError::Io(_) | ClientError::Connect { .. } | ClientError::Timeout { .. }
-        ),
+        matches!(err, ClientError::Connect { .. } | ClientError::Io(_)),
         "{err:?}"
     );
     // A fresh connection finds nobody listening.

@@ -29,7 +29,7 @@ fn counting_surface(hits: &Arc<AtomicUsize>) -> StaticSurface {
             },
         )
         .unwrap()
-        .tool(Tool::new("boom", "Panics."), move |_, _| {
+        .tool(Tool::new("boom", "Panics."), move |_, _| -> ToolOutcome {
             boom_hits.fetch_add(1, Ordering::SeqCst);
             panic!("handler exploded on purpose")
         })
@@ -644,8 +644,7 @@ fn events_never_carry_the_bearer() {
 
 #[test]
 fn binding_a_non_loopback_address_needs_explicit_permission() {
-    let err =
-        ToolHost::bind(HostConfig::default().bind_addr("0.0.0.0:0".parse().unwrap())).unwrap_err();
+    let err = ToolHost::bind(HostConfig::default().bind_addr("0.0.0.0:0")).unwrap_err();
     assert!(err.to_string().contains("allow_non_loopback"), "{err}");
     let zero = ToolHost::bind(HostConfig::default().workers(0)).unwrap_err();
     assert!(zero.to_string().contains("worker"), "{zero}");
@@ -668,13 +667,20 @@ fn settings_that_would_mean_no_limit_or_a_spin_are_refused_by_name() {
             "keep_alive",
         ),
         (
-            HostConfig::default().workers(4).max_concurrent_calls(4),
+            HostConfig::default().max_concurrent_calls(0),
             "max_concurrent_calls",
         ),
+        (
+            HostConfig::default().call_keep_alive(Duration::ZERO),
+            "call_keep_alive",
+        ),
+        (HostConfig::default().workers(0), "workers"),
     ] {
         let err = ToolHost::bind(config).unwrap_err();
         assert!(err.to_string().contains(setting), "{setting}: {err}");
     }
+    // Handlers run off the workers, so the call bound is not tied to them.
+    assert!(ToolHost::bind(HostConfig::default().workers(1).max_concurrent_calls(64)).is_ok());
     // A zero resume window is allowed: it turns resumption off.
     assert!(ToolHost::bind(HostConfig::default().resume_window(Duration::ZERO)).is_ok());
 }

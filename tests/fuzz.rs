@@ -212,7 +212,7 @@ fn fuzz_surface(handled: &Arc<AtomicUsize>) -> StaticSurface {
             ToolOutcome::declined("not today")
         })
         .unwrap()
-        .tool(Tool::new("boom", "Panics."), move |_, _| {
+        .tool(Tool::new("boom", "Panics."), move |_, _| -> ToolOutcome {
             boom();
             std::panic::panic_any(FuzzPanic)
         })

@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use support::{schema, sse_messages, McpClient, Reply};
-use toolhost::{HostConfig, LogLevel, StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession};
+use toolhost::{
+    Event, HostConfig, LogLevel, StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession,
+};
 
 /// Waits (bounded) until `done` holds; the bound only keeps a broken build
 /// from hanging, it is not a timing assertion.
@@ -374,8 +376,18 @@ fn shutdown_cancels_running_calls() {
 }
 
 #[test]
-fn with_every_call_slot_busy_ping_list_and_cancel_are_still_served_and_calls_get_503() {
-    let rig = rig(HostConfig::default().workers(4).max_concurrent_calls(2));
+fn with_every_call_slot_busy_ping_list_and_cancel_are_served_and_calls_wait_their_turn() {
+    let queued = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&queued);
+    let rig = rig(HostConfig::default()
+        .workers(2)
+        .max_concurrent_calls(2)
+        .max_queued_calls(1)
+        .on_event(move |event| {
+            if matches!(event, Event::CallQueued { .. }) {
+                seen.fetch_add(1, Ordering::SeqCst);
+            }
+        }));
     let mut client = McpClient::for_session(&rig.host, &rig.session);
     client.initialize("2025-11-25");
     let first = start_wait(&rig, &client, 100, json!({}));
@@ -383,36 +395,45 @@ fn with_every_call_slot_busy_ping_list_and_cancel_are_still_served_and_calls_get
     wait_for("both handlers to start", || {
         rig.started.load(Ordering::SeqCst) == 2
     });
+    // A third call waits for a slot instead of being refused.
+    let third = start_wait(&rig, &client, 102, json!({}));
+    wait_for("the third call to queue", || {
+        queued.load(Ordering::SeqCst) == 1
+    });
+    assert_eq!(rig.started.load(Ordering::SeqCst), 2, "it waits, not runs");
 
-    let busy = client.post(&call_body(102, "echo", json!({})));
-    assert_eq!(busy.status, 503);
-    assert_eq!(busy.header("retry-after"), Some("1"));
-    let error = busy.json();
-    assert_eq!(error["id"], 102);
+    // Past the line's bound, a call is refused, naming the setting.
+    let full = client.post(&call_body(103, "echo", json!({})));
+    assert_eq!(full.status, 503);
+    assert_eq!(full.header("retry-after"), Some("1"));
+    let error = full.json();
+    assert_eq!(error["id"], 103);
     assert_eq!(error["error"]["data"]["retryable"], true);
     assert!(error["error"]["message"]
         .as_str()
         .unwrap()
-        .contains("retry"));
+        .contains("max_queued_calls"));
 
+    // The workers are free for the protocol meanwhile.
     assert_eq!(client.request("ping", json!({}), "EmptyResult"), json!({}));
     assert_eq!(client.tool_names(), ["wait", "steps", "echo"]);
-    for id in [100, 101] {
+
+    // A freed slot goes to the waiting call.
+    client.post(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 100}}));
+    wait_for("the waiting call to start", || {
+        rig.started.load(Ordering::SeqCst) == 3
+    });
+    for id in [101, 102] {
         client.post(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}}));
     }
-    first.join().unwrap();
-    second.join().unwrap();
+    for running in [first, second, third] {
+        running.join().unwrap();
+    }
     assert_eq!(
         client.call("echo", json!({}))["isError"],
         false,
         "slots are free again"
     );
-}
-
-#[test]
-fn a_call_bound_that_leaves_no_worker_free_is_refused_at_bind() {
-    let err = ToolHost::bind(HostConfig::default().workers(4).max_concurrent_calls(4)).unwrap_err();
-    assert!(err.to_string().contains("below the worker count"), "{err}");
 }
 
 #[test]

@@ -8,59 +8,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Map, Value};
-use support::{schema, stateless_post, Conn, McpClient, STATELESS};
+use support::{ask, schema, McpClient, STATEFUL, STATELESS};
 use toolhost::{
     CallResult, Content, Event, HostConfig, Icon, IconTheme, Role, StaticSurface, Tool,
-    ToolAnnotations, ToolHost, ToolOutcome, ToolSession,
+    ToolAnnotations, ToolHost, ToolOutcome,
 };
-
-const STATEFUL: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
-/// One request in the stateless revision, its result checked against
-/// `definition`.
-fn stateless(
-    host: &ToolHost,
-    session: &ToolSession,
-    method: &str,
-    params: Value,
-    definition: &str,
-) -> Value {
-    let mut conn = Conn::open(host.local_addr()).unwrap();
-    let reply = stateless_post(
-        &mut conn,
-        &session.authorization(),
-        1,
-        method,
-        params,
-        json!({}),
-    );
-    assert_eq!(
-        reply.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&reply.body)
-    );
-    let message = reply.json();
-    schema::assert_valid(STATELESS, "JSONRPCResponse", &message);
-    schema::assert_valid(STATELESS, definition, &message["result"]);
-    message["result"].clone()
-}
-
-/// The result of `method` in `revision`, schema-checked.
-fn ask(
-    host: &ToolHost,
-    session: &ToolSession,
-    revision: &str,
-    method: &str,
-    params: Value,
-    definition: &str,
-) -> Value {
-    if revision == STATELESS {
-        return stateless(host, session, method, params, definition);
-    }
-    let mut client = McpClient::for_session(host, session);
-    client.initialize(revision);
-    client.request(method, params, definition)
-}
 
 fn full_tool() -> Tool {
     let mut meta = Map::new();

@@ -1,6 +1,7 @@
 //! The handler side: what a tool's handler is given and what it is asked
 //! through — the [`CallContext`] of one call, the [`ToolSurface`] that lists
-//! and runs tools, and asking the client mid-call.
+//! and runs tools, and asking the client mid-call — and what it returns:
+//! typed arguments and replies, and the [`ToolError`] that makes `?` work.
 //!
 //! A context reaches the runtime through one narrow port
 //! ([`port::CallLink`]), never through the session table or the stream
@@ -8,9 +9,13 @@
 
 pub(crate) mod ask;
 pub(crate) mod context;
+pub(crate) mod fallible;
 pub(crate) mod port;
 pub(crate) mod surface;
+pub(crate) mod typed;
 
 pub use ask::{AskError, Elicitation, InputRequest};
 pub use context::CallContext;
-pub use surface::{surface_fn, FnSurface, StaticSurface, ToolSurface};
+pub use fallible::ToolError;
+pub use surface::{surface_fn, FnSurface, StaticSurface, SurfaceBuilder, ToolSurface};
+pub use typed::Reply;

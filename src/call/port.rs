@@ -6,6 +6,7 @@
 //! no stream hub, no socket — so a context can be built over any link,
 //! including one a unit test writes.
 
+use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::time::Duration;
@@ -51,25 +52,58 @@ pub(crate) trait CallLink: Send + Sync {
     fn forget_answer(&self, id: &str);
 }
 
+/// Called once when a call is cancelled: how the runtime hears of it
+/// while the call waits for a slot.
+pub(crate) type Waker = Box<dyn FnOnce() + Send>;
+
 /// The cancellation flag of one call, shared between the handler's context
 /// and whoever may cancel it.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Cancellation {
     flag: AtomicBool,
     /// Whether the client itself cancelled: then its result is not sent.
     by_client: AtomicBool,
     reason: Mutex<Option<String>>,
+    waker: Mutex<Option<Waker>>,
+}
+
+impl fmt::Debug for Cancellation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cancellation")
+            .field("cancelled", &self.is_cancelled())
+            .field("by_client", &self.by_client())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Cancellation {
-    /// Flags the call; the first reason given is kept.
+    /// Flags the call; the first reason given is kept. Runs the waker, if
+    /// one is set, on this thread — so no caller may hold a lock the
+    /// runtime takes when it hears of the cancellation.
     pub(crate) fn cancel(&self, reason: &str, by_client: bool) {
-        let mut slot = lock(&self.reason);
-        if slot.is_none() {
-            *slot = Some(reason.to_owned());
-            self.by_client.store(by_client, Ordering::SeqCst);
+        {
+            let mut slot = lock(&self.reason);
+            if slot.is_none() {
+                *slot = Some(reason.to_owned());
+                self.by_client.store(by_client, Ordering::SeqCst);
+            }
+            self.flag.store(true, Ordering::SeqCst);
         }
-        self.flag.store(true, Ordering::SeqCst);
+        let waker = lock(&self.waker).take();
+        if let Some(wake) = waker {
+            wake();
+        }
+    }
+
+    /// Sets what to run when the call is cancelled; runs it at once when
+    /// the call already is.
+    pub(crate) fn on_cancel(&self, wake: Waker) {
+        *lock(&self.waker) = Some(wake);
+        if self.is_cancelled() {
+            if let Some(wake) = lock(&self.waker).take() {
+                wake();
+            }
+        }
     }
 
     pub(crate) fn is_cancelled(&self) -> bool {

@@ -10,11 +10,19 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
+use serde_core::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::context::CallContext;
+use super::fallible::ToolError;
+use super::typed::{typed_tool, Reply};
 use crate::error::Error;
+use crate::event::LOG_TARGET;
 use crate::model::{Tool, ToolOutcome};
+
+mod builder;
+
+pub use builder::SurfaceBuilder;
 
 /// A set of tools and the code behind them. Handlers are called concurrently
 /// from the host's workers, outside every lock of the host.
@@ -68,20 +76,36 @@ type Handler = Arc<dyn Fn(&Value, &CallContext) -> ToolOutcome + Send + Sync>;
 
 /// A fixed list of tools, each with its handler.
 ///
+/// Build it with [`StaticSurface::builder`], whose chain needs one `?` at
+/// its end, or add tools one at a time with [`StaticSurface::tool`] and
+/// [`StaticSurface::typed`], which answer each registration.
+///
 /// ```
+/// use serde::Deserialize;
 /// use serde_json::json;
 /// use toolhost::{StaticSurface, Tool, ToolOutcome};
 ///
-/// let surface = StaticSurface::new()
-///     .tool(Tool::new("ping", "Answers pong."), |_args, _ctx| ToolOutcome::text("pong"))?
-///     .tool(
+/// #[derive(Deserialize)]
+/// struct Double { n: f64 }
+///
+/// let surface = StaticSurface::builder()
+///     .tool(Tool::new("ping", "Answers pong."), |_args, _ctx| ToolOutcome::text("pong"))
+///     .typed(
 ///         Tool::new("double", "Doubles n.").input_schema(json!({
 ///             "type": "object",
 ///             "properties": {"n": {"type": "number"}},
 ///             "required": ["n"],
 ///         })),
-///         |args, _ctx| ToolOutcome::json(json!({"n": args["n"].as_f64().unwrap_or(0.0) * 2.0})),
-///     )?;
+///         |args: Double, _ctx| Ok(json!({"n": args.n * 2.0})),
+///     )
+///     .build()?;
+/// assert_eq!(surface.len(), 2);
+///
+/// // One at a time: a tool per step, e.g. from a loop.
+/// let mut surface = StaticSurface::new();
+/// for name in ["red", "green"] {
+///     surface = surface.tool(Tool::new(name, "Names a colour."), move |_args, _ctx| name)?;
+/// }
 /// assert_eq!(surface.len(), 2);
 /// # Ok::<(), toolhost::Error>(())
 /// ```
@@ -97,21 +121,105 @@ impl StaticSurface {
         StaticSurface::default()
     }
 
+    /// A builder whose chain of tools needs one `?`, at
+    /// [`SurfaceBuilder::build`].
+    pub fn builder() -> SurfaceBuilder {
+        SurfaceBuilder::default()
+    }
+
     /// Adds a tool and its handler. Refuses a tool whose name or schema
-    /// breaks the MCP rules, and a name already registered.
-    pub fn tool<F>(mut self, tool: Tool, handler: F) -> Result<StaticSurface, Error>
+    /// breaks the MCP rules, and a name already registered (the refusal is
+    /// also logged, at `warn`).
+    ///
+    /// The handler returns anything that converts into a [`ToolOutcome`]:
+    /// an outcome, a `String`, or a `Result` of either, so that `?` works —
+    /// an error that implements `Display` declines the call with its
+    /// message, and a [`ToolError`] declines or fails, as it says.
+    ///
+    /// ```
+    /// use toolhost::{StaticSurface, Tool};
+    ///
+    /// let surface = StaticSurface::new().tool(
+    ///     Tool::new("read_motd", "Reads the message of the day."),
+    ///     |_args, _ctx| std::fs::read_to_string("/etc/motd"), // Err declines with its message
+    /// )?;
+    /// # let _ = surface;
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
+    pub fn tool<F, O>(mut self, tool: Tool, handler: F) -> Result<StaticSurface, Error>
     where
-        F: Fn(&Value, &CallContext) -> ToolOutcome + Send + Sync + 'static,
+        F: Fn(&Value, &CallContext) -> O + Send + Sync + 'static,
+        O: Into<ToolOutcome>,
     {
-        tool.validate()?;
-        if self.index.contains_key(tool.name()) {
-            return Err(Error::DuplicateTool {
+        self.insert(tool, Arc::new(move |args, ctx| handler(args, ctx).into()))?;
+        Ok(self)
+    }
+
+    /// Adds a typed tool: `handler` takes the arguments decoded into `T`
+    /// and returns a [`Reply`] (any `Serialize` value, or a
+    /// [`ToolOutcome`]) or a [`ToolError`], so that `?` works.
+    ///
+    /// A call whose arguments do not decode into `T` is refused before it
+    /// is admitted, exactly like one that breaks the input schema: the
+    /// model reads where and why (`/limit: invalid type: string "x",
+    /// expected u32`) and the handler never runs. `tool` still needs an
+    /// input schema for the model to call it well: write one with
+    /// [`Tool::input_schema`], or derive it from `T` with
+    /// `Tool::input_schema_for` (feature `schemars`).
+    ///
+    /// ```
+    /// use serde::{Deserialize, Serialize};
+    /// use serde_json::json;
+    /// use toolhost::{StaticSurface, Tool};
+    ///
+    /// #[derive(Deserialize)]
+    /// struct Add { a: i64, b: i64 }
+    ///
+    /// #[derive(Serialize)]
+    /// struct Sum { sum: i64 }
+    ///
+    /// let surface = StaticSurface::new().typed(
+    ///     Tool::new("add", "Adds two integers.").input_schema(json!({
+    ///         "type": "object",
+    ///         "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+    ///         "required": ["a", "b"],
+    ///     })),
+    ///     |args: Add, _ctx| {
+    ///         let sum = args.a.checked_add(args.b).ok_or("the sum overflows")?;
+    ///         Ok(Sum { sum })
+    ///     },
+    /// )?;
+    /// # let _ = surface;
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
+    pub fn typed<T, R, F>(mut self, tool: Tool, handler: F) -> Result<StaticSurface, Error>
+    where
+        T: DeserializeOwned + 'static,
+        R: Reply,
+        F: Fn(T, &CallContext) -> Result<R, ToolError> + Send + Sync + 'static,
+    {
+        let (tool, run) = typed_tool(tool, handler);
+        self.insert(tool, Arc::new(run))?;
+        Ok(self)
+    }
+
+    /// Registers a tool, or says why not (to the log as well: a refusal
+    /// must not vanish in an ignored `Result`).
+    fn insert(&mut self, tool: Tool, handler: Handler) -> Result<(), Error> {
+        let refused = match tool.validate() {
+            Err(err) => Some(err),
+            Ok(()) if self.index.contains_key(tool.name()) => Some(Error::DuplicateTool {
                 name: tool.name().to_owned(),
-            });
+            }),
+            Ok(()) => None,
+        };
+        if let Some(err) = refused {
+            log::warn!(target: LOG_TARGET, "tool registration refused: {err}");
+            return Err(err);
         }
         self.index.insert(tool.name().to_owned(), self.tools.len());
-        self.tools.push((tool, Arc::new(handler)));
-        Ok(self)
+        self.tools.push((tool, handler));
+        Ok(())
     }
 
     /// How many tools are registered.
@@ -171,10 +279,11 @@ impl ToolSurface for StaticSurface {
 /// );
 /// # let _ = surface;
 /// ```
-pub fn surface_fn<L, C>(list: L, call: C) -> FnSurface<L, C>
+pub fn surface_fn<L, C, O>(list: L, call: C) -> FnSurface<L, C>
 where
     L: Fn() -> Vec<Tool> + Send + Sync,
-    C: Fn(&str, &Value, &CallContext) -> ToolOutcome + Send + Sync,
+    C: Fn(&str, &Value, &CallContext) -> O + Send + Sync,
+    O: Into<ToolOutcome>,
 {
     FnSurface { list, call }
 }
@@ -191,17 +300,18 @@ impl<L, C> fmt::Debug for FnSurface<L, C> {
     }
 }
 
-impl<L, C> ToolSurface for FnSurface<L, C>
+impl<L, C, O> ToolSurface for FnSurface<L, C>
 where
     L: Fn() -> Vec<Tool> + Send + Sync,
-    C: Fn(&str, &Value, &CallContext) -> ToolOutcome + Send + Sync,
+    C: Fn(&str, &Value, &CallContext) -> O + Send + Sync,
+    O: Into<ToolOutcome>,
 {
     fn list_tools(&self) -> Vec<Tool> {
         (self.list)()
     }
 
     fn call(&self, name: &str, args: &Value, ctx: &CallContext) -> ToolOutcome {
-        (self.call)(name, args, ctx)
+        (self.call)(name, args, ctx).into()
     }
 }
 

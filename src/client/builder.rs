@@ -95,10 +95,18 @@ impl ClientBuilder {
         }
     }
 
-    /// Sends `Authorization: Bearer <token>` with every request.
+    /// Sends `Authorization: Bearer <token>` with every request. `token` may
+    /// be the bare token or a whole header value that already starts with
+    /// `Bearer ` (as [`ToolSession::authorization`](crate::ToolSession::authorization)
+    /// returns): the scheme is never sent twice.
     #[must_use]
     pub fn bearer(self, token: &str) -> ClientBuilder {
-        self.header("Authorization", &format!("Bearer {token}"))
+        let token = token.trim();
+        let bare = match token.split_once(' ') {
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("bearer") => rest.trim_start(),
+            _ => token,
+        };
+        self.header("Authorization", &format!("Bearer {bare}"))
     }
 
     /// Sends a header with every request, replacing an earlier one of the
@@ -290,6 +298,25 @@ mod tests {
             builder.headers,
             [("authorization".to_owned(), "Bearer b".to_owned())]
         );
+    }
+
+    #[test]
+    fn bearer_takes_the_token_with_or_without_its_scheme() {
+        for given in [
+            "th_abc",
+            "Bearer th_abc",
+            "bearer  th_abc",
+            " BEARER th_abc ",
+        ] {
+            let builder = ClientBuilder::new("http://127.0.0.1:1/").bearer(given);
+            assert_eq!(
+                builder.headers,
+                [("Authorization".to_owned(), "Bearer th_abc".to_owned())],
+                "{given:?}"
+            );
+        }
+        let other = ClientBuilder::new("http://127.0.0.1:1/").bearer("Bearerth_abc");
+        assert_eq!(other.headers[0].1, "Bearer Bearerth_abc");
     }
 
     #[test]

@@ -92,10 +92,13 @@ impl Head {
 
     /// Whether the connection may carry another request after this response.
     pub(crate) fn keep_alive(&self) -> bool {
-        let connection = self.header("connection").unwrap_or("");
+        // Every Connection field counts: several are one comma-separated
+        // list (RFC 9110, 5.3).
         let has = |token: &str| {
-            connection
-                .split(',')
+            self.headers
+                .iter()
+                .filter(|(name, _)| name.eq_ignore_ascii_case("connection"))
+                .flat_map(|(_, value)| value.split(','))
                 .any(|t| t.trim().eq_ignore_ascii_case(token))
         };
         let persistent = if self.http10 {
@@ -463,6 +466,9 @@ mod tests {
     fn connection_close_and_http_1_0_end_keep_alive() {
         let close = head_of(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
         assert!(!close.unwrap().keep_alive());
+        let second =
+            head_of(b"HTTP/1.1 503 X\r\nConnection: upgrade\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+        assert!(!second.unwrap().keep_alive());
         let old = head_of(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n").unwrap();
         assert!(!old.keep_alive());
         let old_kept =

@@ -7,27 +7,31 @@
 //! The checks are pure functions of [`Head`], so they are tested without a
 //! socket; [`serve`] is the thin shell that does the I/O.
 
+mod pool;
 mod reply;
+
+pub(crate) use pool::Pool;
 
 use std::io::{self, Read};
 use std::net::IpAddr;
-use std::sync::{mpsc, Arc};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::event::{AuthRefusal, Event};
 use crate::mcp::{self, Plan, Server};
 use crate::model::http::{Headers, HttpResponse};
 use crate::model::jsonrpc::{failure, RpcError, INVALID_REQUEST, SERVER_ERROR};
 use crate::runtime::table::{SessionEntry, SessionTable};
-use crate::runtime::{Outlet, Runtime};
+use crate::runtime::{Lane, Outlet, OwnThread, Runtime};
 
 use reply::{open_stream, reply_leaving_body, respond_now, unread_body_bytes, Responder};
 
 /// Everything a worker needs to answer requests; shared by all workers.
 pub(crate) struct Transport {
     pub(crate) table: Arc<SessionTable>,
-    pub(crate) runtime: Runtime,
+    pub(crate) runtime: Arc<Runtime>,
     /// The bound address: its port must appear in `Host`, and a non-loopback
     /// bind also accepts its own literal as the host name.
     pub(crate) ip: IpAddr,
@@ -313,26 +317,29 @@ fn read_all(
     Ok(body)
 }
 
-/// Takes the body of an admitted POST, of at most `max` bytes (413 past
-/// it), arriving within `deadline` (408 past it). tiny_http has already
-/// buffered a small body (1 KiB or less, the usual tool call) on its
-/// connection thread, so that one is read at once. A larger one is read on
-/// a thread of its own while the worker waits at most `deadline`: tiny_http
-/// gives no way to put a timeout on a socket (one set on the listener would
-/// also time out `accept`, which stops tiny_http for good), and a client
-/// that sends slowly must not hold the worker longer than that. The reader
-/// thread lives on until the client sends the rest or hangs up, then tells
-/// it 408 — one thread per stalled body, no more than tiny_http's own thread
-/// per connection. `None` when the request was answered here.
+/// Reads the body of an admitted POST, of at most `max_body_bytes` (413
+/// past it), arriving within `read_timeout` (408 past it), then hands the
+/// request on to [`post`]. tiny_http has already buffered a small body
+/// (1 KiB or less, the usual tool call) on its connection thread, so that
+/// one is read at once, here. A larger one is read on a thread of its own,
+/// which then carries the request on, and the worker goes back to serving
+/// at once: tiny_http gives no way to put a timeout on a socket (one set on
+/// the listener would also time out `accept`, which stops tiny_http for
+/// good), so a client that sends slowly must hold a thread, and that thread
+/// is never a worker. At the deadline the hook hears of the 408; the
+/// client is told once it sends the rest or hangs up — one thread per
+/// stalled body, no more than tiny_http's own thread per connection.
 fn take_body(
-    service: &Server,
+    transport: &Arc<Transport>,
+    entry: Arc<SessionEntry>,
+    head: Head,
     mut request: tiny_http::Request,
-    headers: &Headers,
-    max: usize,
-    deadline: Duration,
-) -> Option<(tiny_http::Request, Vec<u8>)> {
-    let refusal = |error: BodyError| match error {
-        BodyError::TooLarge => service.refuse(
+    lane: &dyn Lane,
+) {
+    let server = &transport.runtime.server;
+    let max = transport.max_body_bytes;
+    let refusal = move |server: &Server, error: BodyError| match error {
+        BodyError::TooLarge => server.refuse(
             413,
             None,
             &RpcError::new(
@@ -340,7 +347,7 @@ fn take_body(
                 format!("Payload Too Large: a request body may have at most {max} bytes"),
             ),
         ),
-        BodyError::Unreadable(err) => service.refuse(
+        BodyError::Unreadable(err) => server.refuse(
             400,
             None,
             &RpcError::new(
@@ -351,18 +358,17 @@ fn take_body(
     };
     let declared = request.body_length();
     if declared.is_some_and(|len| len > max) {
-        reply_leaving_body(request, headers, refusal(BodyError::TooLarge));
-        return None;
+        return reply_leaving_body(request, &head.headers, refusal(server, BodyError::TooLarge));
     }
-    if unread_body_bytes(&request, headers) == 0 && headers.get("transfer-encoding").is_none() {
+    if unread_body_bytes(&request, &head.headers) == 0
+        && head.headers.get("transfer-encoding").is_none()
+    {
         return match read_all(request.as_reader(), max, declared) {
-            Ok(body) => Some((request, body)),
-            Err(error) => {
-                reply_leaving_body(request, headers, refusal(error));
-                None
-            }
+            Ok(body) => post(transport, &entry, &head, request, &body, lane),
+            Err(error) => reply_leaving_body(request, &head.headers, refusal(server, error)),
         };
     }
+    let deadline = transport.read_timeout;
     let timeout = RpcError::new(
         INVALID_REQUEST,
         format!(
@@ -370,41 +376,84 @@ fn take_body(
             deadline.as_millis()
         ),
     );
-    let late_answer = HttpResponse::json(408, &failure(None, &timeout));
-    let (sender, receiver) = mpsc::channel();
+    let expired = Arc::new(AtomicBool::new(false));
+    let watch = {
+        let expired = Arc::clone(&expired);
+        let runtime = Arc::clone(&transport.runtime);
+        let message = timeout.message.clone();
+        transport
+            .runtime
+            .schedule(Instant::now() + deadline, move || {
+                expired.store(true, Ordering::SeqCst);
+                runtime.server.emit(|| Event::BadRequest {
+                    status: 408,
+                    message,
+                });
+            })
+    };
+    let runtime = Arc::clone(&transport.runtime);
+    let transport = Arc::clone(transport);
     let reader = thread::Builder::new()
         .name("toolhost-body".into())
         .spawn(move || {
-            let mut request = request;
             let body = read_all(request.as_reader(), max, declared);
-            // The worker gave up waiting: the client hears why, late.
-            if let Err(mpsc::SendError((request, _))) = sender.send((request, body)) {
-                respond_now(request, late_answer);
+            let server = &transport.runtime.server;
+            if expired.load(Ordering::SeqCst) {
+                // The deadline passed first: the client hears why, late.
+                return respond_now(request, HttpResponse::json(408, &failure(None, &timeout)));
+            }
+            transport.runtime.unschedule(watch);
+            match body {
+                Ok(body) => post(&transport, &entry, &head, request, &body, &OwnThread),
+                Err(error) => reply_leaving_body(request, &head.headers, refusal(server, error)),
             }
         });
     if reader.is_err() {
         // No thread to spare: the request went with the failed spawn, and
         // tiny_http answers a dropped request with 500.
-        return None;
+        runtime.unschedule(watch);
     }
-    match receiver.recv_timeout(deadline) {
-        Ok((request, Ok(body))) => Some((request, body)),
-        Ok((request, Err(error))) => {
-            reply_leaving_body(request, headers, refusal(error));
-            None
+}
+
+/// Plans a POST whose body has arrived, and carries the plan out: the
+/// answer, a stream, or work for the runtime — which writes the response
+/// itself, possibly later, on the thread that runs the request's call.
+fn post(
+    transport: &Arc<Transport>,
+    entry: &Arc<SessionEntry>,
+    head: &Head,
+    request: tiny_http::Request,
+    body: &[u8],
+    lane: &dyn Lane,
+) {
+    let server = &transport.runtime.server;
+    let accepts_stream = head
+        .headers
+        .get("accept")
+        .is_none_or(|accept| mcp::accepts(accept, "text/event-stream"));
+    let responder = Arc::new(Responder::new(
+        request,
+        transport.resume_window,
+        accepts_stream,
+    ));
+    match mcp::post(server, &**entry, &head.headers, body) {
+        Plan::Respond(response) => responder.finish(response),
+        Plan::Work(work) => {
+            let outlet: Arc<dyn Outlet> = responder;
+            transport.runtime.execute(entry, work, outlet, lane);
         }
-        Err(_) => {
-            service.emit(|| Event::BadRequest {
-                status: 408,
-                message: timeout.message.clone(),
-            });
-            None
+        Plan::Stream(open) => {
+            if let Some(request) = responder.take_pending() {
+                open_stream(&transport.runtime, request, entry, open);
+            }
         }
+        // A POST never resumes a stream.
+        Plan::Resume { .. } => {}
     }
 }
 
 /// Answers one request, start to end.
-pub(crate) fn serve(transport: &Transport, request: tiny_http::Request) {
+pub(crate) fn serve(transport: &Arc<Transport>, request: tiny_http::Request, lane: &dyn Lane) {
     let head = Head {
         method: request.method().as_str().to_owned(),
         url: request.url().to_owned(),
@@ -422,33 +471,7 @@ pub(crate) fn serve(transport: &Transport, request: tiny_http::Request) {
     };
     let entry = &admitted.entry;
     match admitted.verb {
-        Verb::Post => {
-            let Some((request, body)) = take_body(
-                server,
-                request,
-                &head.headers,
-                transport.max_body_bytes,
-                transport.read_timeout,
-            ) else {
-                return;
-            };
-            let responder = Arc::new(Responder::new(request, transport.resume_window));
-            match mcp::post(server, &**entry, &head.headers, &body) {
-                Plan::Respond(response) => responder.finish(response),
-                Plan::Work(mut work) => {
-                    let outlet: Arc<dyn Outlet> = Arc::clone(&responder) as Arc<dyn Outlet>;
-                    let response = transport.runtime.execute(entry, &mut work, &outlet);
-                    responder.finish(response);
-                }
-                Plan::Stream(open) => {
-                    if let Some(request) = responder.take_pending() {
-                        open_stream(&transport.runtime, request, entry, open);
-                    }
-                }
-                // A POST never resumes a stream.
-                Plan::Resume { .. } => {}
-            }
-        }
+        Verb::Post => take_body(transport, Arc::clone(entry), head, request, lane),
         Verb::Delete => {
             let response = mcp::delete(server, &**entry, &head.headers);
             reply_leaving_body(request, &head.headers, response);

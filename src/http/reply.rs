@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::call::port::Gone;
 use crate::mcp::{self, StreamOpen};
 use crate::model::http::{Headers, HttpResponse};
+use crate::model::jsonrpc::{failure, RpcError, SERVER_ERROR};
 use crate::runtime::hub::{self, Script};
 use crate::runtime::resume::CallStream;
 use crate::runtime::table::SessionEntry;
@@ -93,6 +94,9 @@ pub(super) fn reply_leaving_body(
 /// notifications, possibly from threads of its own).
 pub(super) struct Responder {
     stage: Mutex<Stage>,
+    /// Whether the client accepts an event stream (else keep-alives, which
+    /// would turn the response into one, are not sent).
+    accepts_stream: bool,
     /// How long a detached resumable stream waits for its client; zero
     /// turns resumption off.
     window: Duration,
@@ -118,9 +122,14 @@ struct ResumePlan {
 }
 
 impl Responder {
-    pub(super) fn new(request: tiny_http::Request, window: Duration) -> Responder {
+    pub(super) fn new(
+        request: tiny_http::Request,
+        window: Duration,
+        accepts_stream: bool,
+    ) -> Responder {
         Responder {
             stage: Mutex::new(Stage::Pending(request)),
+            accepts_stream,
             window,
             resume: Mutex::new(None),
         }
@@ -140,7 +149,7 @@ impl Responder {
 
     /// Writes the final response: as it is when nothing was streamed, else
     /// as the stream's last event.
-    pub(super) fn finish(&self, response: HttpResponse) {
+    fn write_final(&self, response: HttpResponse) {
         let stage = std::mem::replace(&mut *lock(&self.stage), Stage::Done);
         let body = (!response.body.is_empty()).then(|| String::from_utf8_lossy(&response.body));
         match stage {
@@ -185,7 +194,34 @@ impl Responder {
 
 impl Outlet for Responder {
     fn answer(&self, message: &Value) {
-        self.finish(HttpResponse::json(200, message));
+        self.write_final(HttpResponse::json(200, message));
+    }
+
+    fn finish(&self, response: HttpResponse) {
+        self.write_final(response);
+    }
+
+    fn keep_alive(&self) -> Result<(), Gone> {
+        // A write under way proves the stream alive; never wait behind it.
+        let Ok(mut stage) = self.stage.try_lock() else {
+            return Ok(());
+        };
+        if matches!(*stage, Stage::Pending(_)) && !self.accepts_stream {
+            return Ok(());
+        }
+        self.start_stream(&mut stage);
+        match &mut *stage {
+            Stage::Resumable(stream) => stream.keep_alive(),
+            Stage::Streaming(writer) => {
+                if sse::send(&mut **writer, &sse::keep_alive_chunk()).is_ok() {
+                    Ok(())
+                } else {
+                    *stage = Stage::Done;
+                    Err(Gone::CLOSED)
+                }
+            }
+            Stage::Pending(_) | Stage::Done => Ok(()),
+        }
     }
 
     fn notify(&self, message: &Value) -> Result<(), Gone> {
@@ -254,6 +290,36 @@ pub(super) fn unread_body_bytes(request: &tiny_http::Request, headers: &Headers)
 /// parked tiny_http thread per such request, no more than the client itself
 /// holds open.
 fn abandon(request: tiny_http::Request, response: HttpResponse) {
+    let stream = write_past_tiny_http(request, response, "body-unread");
+    std::mem::forget(stream);
+}
+
+/// The answer to a request that arrives after the host shut down, on a
+/// connection its client kept open: 503 with `Connection: close`, so the
+/// client closes the connection and its next request finds the port closed
+/// instead of waiting for an answer that would never come.
+pub(super) fn farewell(request: tiny_http::Request) {
+    let error = RpcError::new(
+        SERVER_ERROR,
+        "Service Unavailable: this MCP host has shut down, and its sessions with it",
+    );
+    let response = HttpResponse::json(503, &failure(None, &error));
+    drop(write_past_tiny_http(
+        request,
+        response,
+        "host-shut-down\r\nConnection: close",
+    ));
+}
+
+/// Writes a complete response on the request's raw connection, which
+/// tiny_http then no longer reads from; returns the connection. `why`
+/// starts the value of the `X-Toolhost-Refused` header that carries the
+/// lines tiny_http will not write itself.
+fn write_past_tiny_http(
+    request: tiny_http::Request,
+    response: HttpResponse,
+    why: &str,
+) -> Box<dyn tiny_http::ReadWrite + Send> {
     let HttpResponse {
         status,
         headers,
@@ -271,7 +337,7 @@ fn abandon(request: tiny_http::Request, response: HttpResponse) {
     // of its own after a header of ours, and the body follows the head.
     if let Ok(length) = tiny_http::Header::from_bytes(
         &b"X-Toolhost-Refused"[..],
-        format!("body-unread\r\nContent-Length: {}", body.len()).as_bytes(),
+        format!("{why}\r\nContent-Length: {}", body.len()).as_bytes(),
     ) {
         headers.push(length);
     }
@@ -284,7 +350,7 @@ fn abandon(request: tiny_http::Request, response: HttpResponse) {
     );
     let mut stream = request.upgrade("toolhost-refused", head);
     let _ = stream.write_all(&body).and_then(|()| stream.flush());
-    std::mem::forget(stream);
+    stream
 }
 
 fn tiny_response(response: HttpResponse) -> tiny_http::Response<Cursor<Vec<u8>>> {

@@ -113,8 +113,12 @@ pub(crate) enum StepResult {
     Cancelled,
     /// The session was revoked while the request was handled.
     Revoked,
-    /// Every call slot is taken: the client should retry shortly.
-    Busy { id: Value, running: usize },
+    /// Every call slot is taken and the line of waiting calls is full.
+    QueueFull {
+        id: Value,
+        running: usize,
+        waiting: usize,
+    },
     /// No handler awaits an answer with this id from this MCP session.
     Undelivered(Value),
 }
@@ -136,9 +140,11 @@ pub(crate) fn finish(server: &Server, work: &Work, results: Vec<StepResult>) -> 
             StepResult::Cancelled if work.batch => {}
             StepResult::Cancelled => return HttpResponse::end_of_stream(),
             StepResult::Revoked => return server.unauthorized(AuthRefusal::Unknown),
-            StepResult::Busy { id, running } => {
-                return busy(server, (!work.batch).then_some(&id), running)
-            }
+            StepResult::QueueFull {
+                id,
+                running,
+                waiting,
+            } => return queue_full(server, (!work.batch).then_some(&id), running, waiting),
             StepResult::Undelivered(_) if work.batch => {}
             StepResult::Undelivered(id) => {
                 let error = RpcError::new(
@@ -156,15 +162,14 @@ pub(crate) fn finish(server: &Server, work: &Work, results: Vec<StepResult>) -> 
     }
 }
 
-/// The answer when every call slot is taken.
-fn busy(server: &Server, id: Option<&Value>, running: usize) -> HttpResponse {
+/// The answer when every call slot is taken and the line is full.
+fn queue_full(server: &Server, id: Option<&Value>, running: usize, waiting: usize) -> HttpResponse {
     let mut error = RpcError::new(
         crate::model::jsonrpc::SERVER_ERROR,
-        format!(
-            "Server busy: all {running} tool-call slots are running handlers; retry in a moment"
-        ),
+        format!("Server busy: {running} tool calls are running and {waiting} are waiting, the most this host queues; the application can raise HostConfig::max_queued_calls or max_concurrent_calls"),
     );
-    error.data = Some(serde_json::json!({"retryable": true}));
+    error.data =
+        Some(serde_json::json!({"retryable": true, "running": running, "waiting": waiting}));
     let mut response = server.refuse(503, id, &error);
     response.headers.push(("Retry-After", "1".into()));
     response

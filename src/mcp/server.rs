@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::event::{report, AuthRefusal, Event, EventHook};
+use crate::event::{emit, AuthRefusal, Event, EventHook};
 use crate::model::http::HttpResponse;
 use crate::model::jsonrpc::{failure, RpcError, SERVER_ERROR};
 
@@ -45,11 +45,10 @@ pub(crate) struct CacheHint {
 }
 
 impl Server {
-    /// Reports an event; the event is only built when a hook listens.
+    /// Reports an event to the hook, or to the `log` facade without one;
+    /// the event is only built when someone may listen.
     pub(crate) fn emit(&self, event: impl FnOnce() -> Event) {
-        if let Some(hook) = &self.hook {
-            report(hook, &event());
-        }
+        emit(self.hook.as_ref(), event);
     }
 
     /// A refusal: reported to the hook, then answered with a JSON-RPC error.

@@ -162,13 +162,24 @@ pub(crate) fn plan(
 /// `tools/list`.
 fn find_tool(server: &Server, session: &dyn Session, name: &str) -> Result<Tool, Refusal> {
     let found = catch_unwind(AssertUnwindSafe(|| session.surface().find_tool(name)));
+    let unknown = || {
+        Err(Ok(tool_error(&format!("Unknown tool: {name:?} is not available on this server right now. Call tools/list for the current tools."))))
+    };
     match found {
-        Ok(Some(tool)) if tool.validate().is_ok() => Ok(tool),
-        Ok(_) => {
+        Ok(Some(tool)) => match tool.validate() {
+            Ok(()) => Ok(tool),
+            Err(err) => {
+                server.emit(|| Event::SurfaceFault {
+                    message: format!("call refused for a tool left out of tools/list: {err}"),
+                });
+                unknown()
+            }
+        },
+        Ok(None) => {
             server.emit(|| Event::UnknownTool {
                 tool: name.to_owned(),
             });
-            Err(Ok(tool_error(&format!("Unknown tool: {name:?} is not available on this server right now. Call tools/list for the current tools."))))
+            unknown()
         }
         Err(payload) => {
             server.emit(|| Event::SurfaceFault {
@@ -245,6 +256,18 @@ pub(crate) fn timeout_reply(
 ) -> Value {
     let text =
         format!("The tool did not finish within its deadline of {limit_ms} ms and was cancelled.");
+    finish_result(server, revision, request_id, tool_error(&text))
+}
+
+/// The response to a call that was cancelled before its handler ran (it
+/// waited for a slot): a tool error that says why.
+pub(crate) fn not_run_reply(
+    server: &Server,
+    revision: Revision,
+    request_id: &Value,
+    reason: &str,
+) -> Value {
+    let text = format!("The tool call was cancelled before it started ({reason}); it did not run.");
     finish_result(server, revision, request_id, tool_error(&text))
 }
 

@@ -6,7 +6,10 @@
 //! rmcp's `model/`, these are the nouns the protocol core, the runtime, the
 //! shell and the client share.
 
+pub(crate) mod arguments;
 pub(crate) mod content;
+#[cfg(feature = "schemars")]
+mod derived;
 pub(crate) mod http;
 pub(crate) mod jsonrpc;
 pub(crate) mod outcome;

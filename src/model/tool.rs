@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use super::arguments::{refusal_text, ArgumentType};
 use super::params::{header_params, HeaderParam};
 use super::revision::Revision;
 use crate::error::Error;
@@ -65,6 +66,8 @@ struct ToolSpec {
     /// The arguments annotated with `x-mcp-header`, or the rule they break.
     header_params: Result<Vec<HeaderParam>, String>,
     output_schema: Option<(Value, Result<Schema, String>)>,
+    /// The Rust type a typed handler decodes the arguments into.
+    arguments: Option<ArgumentType>,
     annotations: Option<ToolAnnotations>,
     icons: Vec<Icon>,
     meta: Option<Map<String, Value>>,
@@ -99,6 +102,7 @@ impl Tool {
                 header_params: Ok(Vec::new()),
                 input_schema,
                 output_schema: None,
+                arguments: None,
                 annotations: None,
                 icons: Vec::new(),
                 meta: None,
@@ -119,7 +123,7 @@ impl Tool {
     /// do not match are refused before the handler runs, with a message
     /// that tells the model what to fix. An invalid schema makes
     /// [`Tool::validate`] fail; keywords that are not checked are listed by
-    /// [`Tool::schema_warnings`].
+    /// [`Tool::schema_warnings`]. [`Schema`] says what is checked.
     #[must_use]
     pub fn input_schema(mut self, schema: Value) -> Tool {
         let spec = Arc::make_mut(&mut self.spec);
@@ -171,6 +175,31 @@ impl Tool {
     #[must_use]
     pub fn requires_client_capabilities(mut self, capabilities: Map<String, Value>) -> Tool {
         Arc::make_mut(&mut self.spec).required_capabilities = Some(capabilities);
+        self
+    }
+
+    /// Refuses calls whose arguments do not decode into `arguments`, as
+    /// calls that break the input schema are (see [`Tool::check_arguments`]).
+    pub(crate) fn decodes_into(mut self, arguments: ArgumentType) -> Tool {
+        Arc::make_mut(&mut self.spec).arguments = Some(arguments);
+        self
+    }
+
+    /// Makes the input schema unusable for `problem`, so that
+    /// [`Tool::validate`] refuses the tool; for a derived schema that cannot
+    /// be published.
+    #[cfg(feature = "schemars")]
+    pub(crate) fn refuse_input_schema(mut self, problem: String) -> Tool {
+        Arc::make_mut(&mut self.spec).input = Err(problem);
+        self
+    }
+
+    /// As [`Tool::refuse_input_schema`], for the output schema.
+    #[cfg(feature = "schemars")]
+    pub(crate) fn refuse_output_schema(mut self, problem: String) -> Tool {
+        if let Some((_, compiled)) = &mut Arc::make_mut(&mut self.spec).output_schema {
+            *compiled = Err(problem);
+        }
         self
     }
 
@@ -283,14 +312,23 @@ impl Tool {
     }
 
     /// Checks a call's arguments (already an object: absent and `null`
-    /// arguments are `{}` by then) against the input schema. `Err` is the
-    /// text for the model: a header line, then one line per violation.
+    /// arguments are `{}` by then) against the input schema, then, for a
+    /// typed tool, that they decode into its type. `Err` is the text for
+    /// the model: a header line, then one line per violation.
     pub(crate) fn check_arguments(&self, args: &Value) -> Result<(), String> {
         let spec = &*self.spec;
         match &spec.input {
-            Ok(schema) => schema.validate(args).map_err(|violations| {
-                format!("Invalid arguments for tool {:?}:\n{violations}", spec.name)
-            }),
+            Ok(schema) => {
+                schema
+                    .validate(args)
+                    .map_err(|violations| refusal_text(&spec.name, &violations.to_string()))?;
+                match &spec.arguments {
+                    Some(arguments) => arguments
+                        .check(args)
+                        .map_err(|problem| refusal_text(&spec.name, &problem)),
+                    None => Ok(()),
+                }
+            }
             Err(problem) => Err(format!(
                 "Tool {:?} cannot be called: its inputSchema is unusable ({problem}).",
                 spec.name

@@ -1,14 +1,17 @@
-//! Running a planned tool call: a call slot, admission through the
-//! session's gate, the handler's context and its link to the runtime, the
-//! deadline and long-call report, the handler itself under
-//! `catch_unwind`, and the outcome handed back to the core to spell.
+//! One planned tool call, from admission to its answer: the session's
+//! gate, the handler's context and its link to the runtime, the watches
+//! that run beside it (deadline, long-call report, keep-alives for a quiet
+//! call), the handler itself under `catch_unwind`, and the outcome handed
+//! back to the core to spell.
 //!
 //! A handler runs outside every lock of the host: a panic costs its own
-//! call and nothing else.
+//! call and nothing else. Its watches start at admission, so time spent
+//! waiting for a slot counts towards the deadline, and a waiting call's
+//! client is kept alive (and noticed gone) like a running one's.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
@@ -16,51 +19,15 @@ use serde_json::{Map, Value};
 use super::hub::Hub;
 use super::signer::fingerprint;
 use super::table::{CallTicket, SessionEntry};
-use super::timer::JobId;
-use super::{Outlet, Runtime};
+use super::timer::{JobId, Timer};
+use super::{Job, Outlet, Runtime};
 use crate::call::ask::Asking;
 use crate::call::context::{CallContext, Talk};
-use crate::call::port::{Answer, CallLink, Gone};
-use crate::event::{report, Event};
-use crate::mcp::{self, CallPlan, Caller, StepResult};
+use crate::call::port::{Answer, CallLink, Cancellation, Gone};
+use crate::event::{emit, heard, Event};
+use crate::mcp::{self, CallPlan, StepResult};
 use crate::model::jsonrpc::RpcError;
-use crate::model::Tool;
-
-/// The bound on handlers running at once, host-wide. Calls past it are
-/// refused at once with a retryable error, so that the workers left over
-/// keep answering `ping`, `tools/list` and cancellations however long the
-/// handlers run.
-#[derive(Debug)]
-pub(crate) struct CallSlots {
-    running: AtomicUsize,
-    max: usize,
-}
-
-impl CallSlots {
-    pub(crate) fn new(max: usize) -> CallSlots {
-        CallSlots {
-            running: AtomicUsize::new(0),
-            max,
-        }
-    }
-
-    fn take(&self) -> Result<SlotGuard<'_>, usize> {
-        self.running
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-                (n < self.max).then_some(n + 1)
-            })
-            .map(|_| SlotGuard(self))
-    }
-}
-
-/// A taken call slot; dropping it frees the slot.
-struct SlotGuard<'a>(&'a CallSlots);
-
-impl Drop for SlotGuard<'_> {
-    fn drop(&mut self) {
-        self.0.running.fetch_sub(1, Ordering::SeqCst);
-    }
-}
+use crate::model::{Tool, ToolOutcome};
 
 /// How a running call reaches the runtime: its outlet, its session's
 /// streams and pending questions.
@@ -93,6 +60,90 @@ impl CallLink for Link {
     }
 }
 
+/// An admitted call: registered with its session (so it can be
+/// cancelled), watched, and ready to run once it has a slot.
+pub(super) struct Admitted {
+    tool: Tool,
+    arguments: Value,
+    ticket: CallTicket,
+    ctx: CallContext,
+    admitted_at: Instant,
+    /// Whether it waited in line for its slot.
+    pub(super) waited: bool,
+    _watch: Watch,
+}
+
+impl Admitted {
+    pub(super) fn is_cancelled(&self) -> bool {
+        self.ticket.cancel.is_cancelled()
+    }
+
+    pub(super) fn cancellation(&self) -> Arc<Cancellation> {
+        Arc::clone(&self.ticket.cancel)
+    }
+
+    pub(super) fn tool_name(&self) -> &str {
+        self.tool.name()
+    }
+
+    pub(super) fn request_id(&self) -> &Value {
+        &self.ctx.request_id
+    }
+
+    /// The line was full: the call ends here, its watches with it.
+    pub(super) fn refused(self, runtime: &Runtime) {
+        let tool = self.tool.name().to_owned();
+        runtime.server.emit(|| Event::CallRefused { tool });
+    }
+
+    /// The answer to a call cancelled while it waited: none when the client
+    /// cancelled it, else a tool error that says why it never ran.
+    pub(super) fn cancelled_while_waiting(self, runtime: &Runtime, job: &Job) -> StepResult {
+        let reason = self.ticket.cancel.reason().unwrap_or_default();
+        runtime.server.emit(|| Event::CallAbandoned {
+            tool: self.tool.name().to_owned(),
+            reason: reason.clone(),
+        });
+        if self.ticket.cancel.by_client() {
+            return StepResult::Cancelled;
+        }
+        StepResult::Reply(mcp::not_run_reply(
+            &runtime.server,
+            job.work.caller.revision,
+            &self.ctx.request_id,
+            &reason,
+        ))
+    }
+}
+
+/// The answer to a call of a request whose earlier call was cancelled while
+/// it waited: it is not run either.
+pub(super) fn not_run(runtime: &Runtime, job: &Job, plan: &CallPlan) -> StepResult {
+    StepResult::Reply(mcp::not_run_reply(
+        &runtime.server,
+        job.work.caller.revision,
+        &plan.request_id,
+        "an earlier call of the same request was cancelled before it started",
+    ))
+}
+
+/// What runs beside a call on the timer thread; ended when the call is.
+struct Watch {
+    timer: Arc<Timer>,
+    jobs: Vec<JobId>,
+    /// Stops the keep-alive chain, which reschedules itself.
+    done: Arc<AtomicBool>,
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::SeqCst);
+        for job in self.jobs.drain(..) {
+            self.timer.cancel(job);
+        }
+    }
+}
+
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
@@ -102,14 +153,9 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 impl Runtime {
-    /// Runs one planned call to its end.
-    pub(super) fn run_call(
-        &self,
-        entry: &Arc<SessionEntry>,
-        caller: &Caller,
-        plan: CallPlan,
-        outlet: &Arc<dyn Outlet>,
-    ) -> StepResult {
+    /// Admits a planned call: opens its 2026-07-28 rounds, registers it with
+    /// its session, builds its context and starts its watches.
+    pub(super) fn admit(&self, job: &Job, plan: CallPlan) -> Result<Admitted, StepResult> {
         let CallPlan {
             request_id,
             tool,
@@ -118,6 +164,7 @@ impl Runtime {
             key,
             rounds,
         } = plan;
+        let entry = &job.entry;
         let asking = match rounds {
             None => Asking::Stream,
             Some(rounds) => {
@@ -125,17 +172,14 @@ impl Runtime {
                     None => Map::new(),
                     Some(state) => {
                         let bound = fingerprint(&entry.binding, tool.name(), &arguments);
-                        match self.states.open(state, &bound) {
-                            Ok(answers) => answers,
-                            Err(why) => {
-                                return StepResult::Error {
-                                    id: request_id,
-                                    error: RpcError::invalid_params(format!(
-                                        "invalid requestState: {why}"
-                                    )),
-                                }
-                            }
-                        }
+                        self.states
+                            .open(state, &bound)
+                            .map_err(|why| StepResult::Error {
+                                id: request_id.clone(),
+                                error: RpcError::invalid_params(format!(
+                                    "invalid requestState: {why}"
+                                )),
+                            })?
                     }
                 };
                 answers.extend(rounds.responses);
@@ -145,53 +189,71 @@ impl Runtime {
                 }
             }
         };
-        let _slot = match self.slots.take() {
-            Ok(slot) => slot,
-            Err(running) => {
-                return StepResult::Busy {
-                    id: request_id,
-                    running,
-                }
-            }
-        };
-        let Some(ticket) = entry.admit(key) else {
-            return StepResult::Revoked;
-        };
+        let ticket = entry.admit(key).ok_or(StepResult::Revoked)?;
+        let caller = &job.work.caller;
         let link = Link {
-            outlet: Arc::clone(outlet),
+            outlet: Arc::clone(&job.outlet),
             entry: Arc::clone(entry),
             hub: Arc::clone(&self.hub),
             mcp_session: caller.session_id.clone(),
         };
-        let started = Instant::now();
+        let admitted_at = Instant::now();
         let ctx = CallContext {
             request_id,
             revision: caller.revision,
             client: caller.client.clone(),
             cancel: Arc::clone(&ticket.cancel),
             talk: Some(Talk::new(Arc::new(link), progress_token, caller.log_level)),
-            deadline: self.call_timeout.map(|limit| started + limit),
+            deadline: self.call_timeout.map(|limit| admitted_at + limit),
             capabilities: caller.capabilities.clone(),
             asking: Some(asking),
         };
+        let watch = self.watch(&tool, &ctx, &job.outlet, &ticket.cancel, admitted_at);
+        Ok(Admitted {
+            tool,
+            arguments,
+            ticket,
+            ctx,
+            admitted_at,
+            waited: false,
+            _watch: watch,
+        })
+    }
+
+    /// Runs an admitted call's handler, which holds a slot, to its end.
+    pub(super) fn run(&self, job: &Job, call: Admitted) -> StepResult {
+        let Admitted {
+            tool,
+            arguments,
+            ticket,
+            ctx,
+            admitted_at,
+            waited,
+            _watch,
+        } = call;
+        let entry = &job.entry;
+        if waited {
+            let waited = admitted_at.elapsed();
+            let tool = tool.name().to_owned();
+            self.server.emit(|| Event::CallWaited { tool, waited });
+        }
+        entry.served();
         self.server.emit(|| Event::CallStarted {
             tool: tool.name().to_owned(),
         });
-        let watches = self.watch(&tool, &ctx, outlet, &ticket, started);
+        let started = Instant::now();
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             entry.surface.call(tool.name(), &arguments, &ctx)
         }))
         .unwrap_or_else(|payload| {
-            crate::model::ToolOutcome::failed(format!(
+            ToolOutcome::failed(format!(
                 "the handler panicked: {}",
                 panic_message(&*payload)
             ))
         });
         let outcome = mcp::checked_outcome(&tool, outcome);
         let duration = started.elapsed();
-        for job in watches {
-            self.timer.cancel(job);
-        }
+        drop(_watch);
         let cancelled_by_client = ticket.cancel.by_client();
         drop(ticket);
         self.server.emit(|| Event::CallFinished {
@@ -213,23 +275,26 @@ impl Runtime {
                 state,
             ));
         }
+        let caller = &job.work.caller;
         StepResult::Reply(mcp::call_reply(&self.server, caller, &request_id, &outcome))
     }
 
-    /// Schedules what happens while a call runs long: at the deadline (when
-    /// the host sets one) the call is cancelled and the client answered with
-    /// a tool error, although the handler runs on until it returns, holding
-    /// its call slot; and, with or without a deadline, a report to the event
-    /// hook once the call has run for the reporting threshold. Both run on
-    /// the timer thread.
+    /// Starts what runs beside a call: at the deadline (when the host sets
+    /// one) the call is cancelled and the client answered with a tool error,
+    /// although a running handler runs on until it returns, holding its
+    /// slot; a report to the event hook once the call has run for the
+    /// reporting threshold; and, once the call has been quiet for the
+    /// keep-alive interval, a keep-alive comment every interval, which is
+    /// how a client that left is noticed even by a handler that sends
+    /// nothing.
     fn watch(
         &self,
         tool: &Tool,
         ctx: &CallContext,
         outlet: &Arc<dyn Outlet>,
-        ticket: &CallTicket,
-        started: Instant,
-    ) -> Vec<JobId> {
+        cancel: &Arc<Cancellation>,
+        admitted_at: Instant,
+    ) -> Watch {
         let mut jobs = Vec::new();
         if let Some(limit) = self.call_timeout {
             let message = mcp::timeout_reply(
@@ -239,38 +304,79 @@ impl Runtime {
                 limit.as_millis(),
             );
             let outlet = Arc::downgrade(outlet);
-            let cancel = Arc::clone(&ticket.cancel);
+            let cancel = Arc::clone(cancel);
             let hook = self.server.hook.clone();
             let name = tool.name().to_owned();
-            jobs.push(self.timer.schedule(started + limit, move || {
+            jobs.push(self.timer.schedule(admitted_at + limit, move || {
                 let Some(outlet) = outlet.upgrade() else {
                     return;
                 };
                 cancel.cancel("the call's deadline passed", false);
                 outlet.answer(&message);
-                if let Some(hook) = hook {
-                    report(
-                        &hook,
-                        &Event::CallTimedOut {
-                            tool: name,
-                            after: limit,
-                        },
-                    );
-                }
+                emit(hook.as_ref(), || Event::CallTimedOut {
+                    tool: name,
+                    after: limit,
+                });
             }));
         }
-        if let (Some(after), Some(hook)) = (self.long_call_report, self.server.hook.clone()) {
+        let long_call_report = self
+            .long_call_report
+            .filter(|_| heard(self.server.hook.as_ref(), log::Level::Warn));
+        if let Some(after) = long_call_report {
+            let hook = self.server.hook.clone();
             let name = tool.name().to_owned();
-            jobs.push(self.timer.schedule(started + after, move || {
-                report(
-                    &hook,
-                    &Event::CallRunningLong {
-                        tool: name,
-                        elapsed: started.elapsed(),
-                    },
-                );
+            jobs.push(self.timer.schedule(admitted_at + after, move || {
+                emit(hook.as_ref(), || Event::CallRunningLong {
+                    tool: name,
+                    elapsed: admitted_at.elapsed(),
+                });
             }));
         }
-        jobs
+        let done = Arc::new(AtomicBool::new(false));
+        keep_alive(
+            &self.timer,
+            KeepAlive {
+                outlet: Arc::downgrade(outlet),
+                cancel: Arc::clone(cancel),
+                done: Arc::clone(&done),
+                every: self.call_keep_alive,
+            },
+            admitted_at + self.call_keep_alive,
+        );
+        Watch {
+            timer: Arc::clone(&self.timer),
+            jobs,
+            done,
+        }
     }
+}
+
+/// A quiet call's keep-alive chain.
+struct KeepAlive {
+    outlet: Weak<dyn Outlet>,
+    cancel: Arc<Cancellation>,
+    done: Arc<AtomicBool>,
+    every: Duration,
+}
+
+/// Writes a keep-alive comment at `at`, then every interval, until the call
+/// ends; a write that finds the client gone cancels the call as the
+/// revision says (at once in 2026-07-28; in the stateful revisions only
+/// once the resume window has passed).
+fn keep_alive(timer: &Arc<Timer>, beat: KeepAlive, at: Instant) {
+    let again = Arc::clone(timer);
+    timer.schedule(at, move || {
+        if beat.done.load(Ordering::SeqCst) {
+            return;
+        }
+        let Some(outlet) = beat.outlet.upgrade() else {
+            return;
+        };
+        if let Err(Gone(reason)) = outlet.keep_alive() {
+            beat.cancel.cancel(reason, true);
+            return;
+        }
+        let next = Instant::now() + beat.every;
+        keep_alive(&again, beat, next);
+    });
 }

@@ -1,46 +1,60 @@
 //! The runtime: everything with threads, locks and clocks that the MCP
-//! core describes and cannot do itself — the session table, running
-//! handlers (call slots, deadlines, cancellation, ask-back waits), the
-//! stream hub, the timer and the store of resumable streams.
+//! core describes and cannot do itself — the session table, the call
+//! executor (slots, the queue of waiting calls, deadlines, keep-alives,
+//! handler invocation, ask-back waits), the stream hub, the timer and the
+//! store of resumable streams.
 //!
-//! The shell hands a request's [`Plan`](crate::mcp::Plan) of work to
-//! [`Runtime::execute`], with the [`Outlet`] the response goes out through;
-//! the runtime carries out each step and asks the core to spell the
-//! response.
+//! The shell hands a request's [`Work`] to [`Runtime::execute`] with the
+//! [`Outlet`] its response goes out through. The runtime carries out each
+//! step and asks the core to spell the response, which it writes through
+//! the outlet itself: a call that has to wait for a slot is parked as data
+//! in the queue, and the thread that frees a slot carries it on, so the
+//! thread that handed the work over is free at once.
 
 mod calls;
+mod executor;
 pub(crate) mod hub;
 pub(crate) mod resume;
 mod signer;
 pub(crate) mod table;
-mod timer;
+pub(crate) mod timer;
 
+use std::collections::VecDeque;
 use std::io;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::call::port::Gone;
 use crate::mcp::{self, Server, Step, StepResult, Work};
 use crate::model::http::HttpResponse;
 
-pub(crate) use calls::CallSlots;
+use executor::Executor;
 use hub::Hub;
 use signer::StateSigner;
 use table::SessionEntry;
-use timer::Timer;
+use timer::{JobId, Timer};
 
 /// Where the response of one POST goes, and the notifications of a call
 /// that runs in it. The shell turns the response into an event stream when
-/// the first notification is sent.
+/// the first notification (or keep-alive) is sent.
 pub(crate) trait Outlet: Send + Sync {
     /// Sends one JSON-RPC message on the request's response stream;
     /// `Err(Gone)` when the client has gone away.
     fn notify(&self, message: &serde_json::Value) -> Result<(), Gone>;
 
+    /// Writes a keep-alive comment, turning the response into an event
+    /// stream if it is not one yet and the client accepts one; `Err(Gone)`
+    /// when the client has gone away. Never waits behind another write.
+    fn keep_alive(&self) -> Result<(), Gone>;
+
     /// Answers the request now with `message` (as the response, or as the
     /// stream's last event) and closes it: what a call's deadline does while
     /// its handler still runs. Whatever is answered later is dropped.
     fn answer(&self, message: &serde_json::Value);
+
+    /// Writes the request's final response (plain, or as the stream's last
+    /// event); dropped when the request was answered already.
+    fn finish(&self, response: HttpResponse);
 
     /// Makes the response stream resumable (stateful revisions): its events
     /// carry ids, it is kept in `entry` for a `GET` with `Last-Event-ID`
@@ -54,78 +68,148 @@ pub(crate) trait Outlet: Send + Sync {
     fn close_connection(&self, retry: Duration) -> bool;
 }
 
+/// The thread carrying work, as the shell sees it: a thread that speaks the
+/// protocol lends itself to a handler only once another takes its place.
+pub(crate) trait Lane {
+    /// A handler is about to run on this thread.
+    fn lend(&self);
+    /// The handler returned.
+    fn reclaim(&self);
+}
+
+/// A thread that never speaks the protocol (a body reader, the timer, an
+/// application thread cancelling a call): it lends nothing.
+pub(crate) struct OwnThread;
+
+impl Lane for OwnThread {
+    fn lend(&self) {}
+    fn reclaim(&self) {}
+}
+
 /// The host's runtime: shared by every worker.
 pub(crate) struct Runtime {
     pub(crate) server: Server,
     pub(crate) hub: Arc<Hub>,
     timer: Arc<Timer>,
-    slots: CallSlots,
+    executor: Executor,
     states: StateSigner,
     call_timeout: Option<Duration>,
     long_call_report: Option<Duration>,
+    call_keep_alive: Duration,
 }
 
 /// How a runtime is set up.
 pub(crate) struct RuntimeConfig {
     pub(crate) max_concurrent_calls: usize,
+    pub(crate) max_queued_calls: usize,
     pub(crate) keep_alive: Duration,
+    pub(crate) call_keep_alive: Duration,
     pub(crate) call_timeout: Option<Duration>,
     pub(crate) long_call_report: Option<Duration>,
 }
 
+/// A POST's work in progress: what is left to do, what came of what was
+/// done, and where the response goes.
+pub(crate) struct Job {
+    entry: Arc<SessionEntry>,
+    work: Work,
+    steps: VecDeque<Step>,
+    results: Vec<StepResult>,
+    outlet: Arc<dyn Outlet>,
+}
+
+impl Job {
+    /// Records a step's result; `true` when it ends the request (a halt).
+    fn push(&mut self, result: StepResult) -> bool {
+        let halted = matches!(
+            result,
+            StepResult::Revoked | StepResult::QueueFull { .. } | StepResult::Error { .. }
+        ) || (matches!(result, StepResult::Cancelled) && !self.work.batch);
+        self.results.push(result);
+        halted
+    }
+
+    /// Carries out a step that needs no handler.
+    fn quick(&self, step: Step) -> StepResult {
+        match step {
+            Step::Reply(reply) => StepResult::Reply(reply),
+            Step::Cancel { key, reason } => {
+                self.entry.cancel_request(&key, &reason);
+                StepResult::Done
+            }
+            Step::Deliver { id, outcome } => {
+                let mcp_session = self.work.caller.session_id.as_deref();
+                if self.entry.deliver_answer(&id, mcp_session, outcome) {
+                    StepResult::Done
+                } else {
+                    StepResult::Undelivered(id)
+                }
+            }
+            // Calls are the executor's; a step list never hands one here.
+            Step::Call(plan) => StepResult::Error {
+                id: plan.request_id,
+                error: crate::model::jsonrpc::RpcError::new(
+                    crate::model::jsonrpc::INTERNAL_ERROR,
+                    "internal error: a call was not run",
+                ),
+            },
+        }
+    }
+
+    /// Spells the response and writes it.
+    fn finish(mut self, server: &Server) {
+        let results = std::mem::take(&mut self.results);
+        self.outlet.finish(mcp::finish(server, &self.work, results));
+    }
+}
+
 impl Runtime {
     /// Starts the hub and timer threads.
-    pub(crate) fn start(server: Server, config: &RuntimeConfig) -> io::Result<Runtime> {
-        Ok(Runtime {
+    pub(crate) fn start(server: Server, config: &RuntimeConfig) -> io::Result<Arc<Runtime>> {
+        Ok(Arc::new(Runtime {
             server,
             hub: Hub::start(config.keep_alive)?,
             timer: Timer::start()?,
-            slots: CallSlots::new(config.max_concurrent_calls),
+            executor: Executor::new(config.max_concurrent_calls, config.max_queued_calls),
             states: StateSigner::new(),
             call_timeout: config.call_timeout,
             long_call_report: config.long_call_report,
-        })
+            call_keep_alive: config.call_keep_alive,
+        }))
     }
 
-    /// Carries out a POST's work and returns its response.
+    /// Carries out a POST's work and writes its response through `outlet`
+    /// — at once, or, when a call has to wait for a slot, on the thread
+    /// that frees one.
     pub(crate) fn execute(
-        &self,
+        self: &Arc<Self>,
         entry: &Arc<SessionEntry>,
-        work: &mut Work,
-        outlet: &Arc<dyn Outlet>,
-    ) -> HttpResponse {
+        mut work: Work,
+        outlet: Arc<dyn Outlet>,
+        lane: &dyn Lane,
+    ) {
         if let Some((mcp_session, priming)) = &work.resumable {
             outlet.resumable(entry, mcp_session, *priming);
         }
-        let mut results = Vec::with_capacity(work.steps.len());
-        let mcp_session = work.caller.session_id.clone();
-        for step in std::mem::take(&mut work.steps) {
-            let result = match step {
-                Step::Reply(reply) => StepResult::Reply(reply),
-                Step::Call(plan) => self.run_call(entry, &work.caller, plan, outlet),
-                Step::Cancel { key, reason } => {
-                    entry.cancel_request(&key, &reason);
-                    StepResult::Done
-                }
-                Step::Deliver { id, outcome } => {
-                    if entry.deliver_answer(&id, mcp_session.as_deref(), outcome) {
-                        StepResult::Done
-                    } else {
-                        StepResult::Undelivered(id)
-                    }
-                }
-            };
-            // A halted call ends the whole request, as the core answers it.
-            let halted = matches!(
-                result,
-                StepResult::Revoked | StepResult::Busy { .. } | StepResult::Error { .. }
-            ) || (matches!(result, StepResult::Cancelled) && !work.batch);
-            results.push(result);
-            if halted {
-                break;
-            }
-        }
-        mcp::finish(&self.server, work, results)
+        let steps = std::mem::take(&mut work.steps).into();
+        let job = Job {
+            entry: Arc::clone(entry),
+            work,
+            steps,
+            results: Vec::new(),
+            outlet,
+        };
+        self.drive(job, lane);
+    }
+
+    /// Runs `job` on the timer thread at `at`; it must be quick.
+    pub(crate) fn schedule(&self, at: Instant, job: impl FnOnce() + Send + 'static) -> JobId {
+        self.timer.schedule(at, job)
+    }
+
+    /// Forgets a scheduled job that has not run yet.
+    pub(crate) fn unschedule(&self, job: JobId) {
+        self.timer.cancel(job);
     }
 
     /// Ends every stream and stops the hub and timer threads.

@@ -215,6 +215,29 @@ impl CallStream {
         Ok(())
     }
 
+    /// Writes a keep-alive comment (not kept: a resume needs none) to the
+    /// connection carrying the stream, if one does; `Err(Gone::AWAY)` once
+    /// the stream has been without one for longer than the resume window —
+    /// which is how a call whose handler sends nothing learns its client
+    /// left for good.
+    pub(crate) fn keep_alive(&self) -> Result<(), Gone> {
+        let Ok(mut flow) = self.flow.try_lock() else {
+            return Ok(());
+        };
+        if flow.finished {
+            return Ok(());
+        }
+        if flow.spent {
+            return Err(Gone::AWAY);
+        }
+        flow.write(&sse::keep_alive_chunk());
+        if flow.gone_longer_than(self.window) {
+            flow.spend();
+            return Err(Gone::AWAY);
+        }
+        Ok(())
+    }
+
     /// Ends the stream with the call's response (`None`: with no response,
     /// for a cancelled request). Delivered at once if a connection carries
     /// the stream, else kept for a resume within the window.

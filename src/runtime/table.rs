@@ -240,7 +240,6 @@ impl SessionEntry {
             },
         );
         drop(gate);
-        self.calls_served.fetch_add(1, Ordering::SeqCst);
         Some(CallTicket {
             entry: Arc::clone(self),
             id,
@@ -248,17 +247,37 @@ impl SessionEntry {
         })
     }
 
+    /// Counts a call whose handler is about to run.
+    pub(crate) fn served(&self) {
+        self.calls_served.fetch_add(1, Ordering::SeqCst);
+    }
+
+    // Cancellations run outside the gate's lock: a cancelled call that
+    // waits for a slot is answered at once, which ends its ticket, which
+    // takes the lock.
+
     fn revoke(&self) {
-        let mut gate = lock(&self.gate);
-        gate.revoked = true;
-        for call in gate.in_flight.values() {
-            call.cancel.cancel("the session was closed", false);
+        let running: Vec<Arc<Cancellation>> = {
+            let mut gate = lock(&self.gate);
+            gate.revoked = true;
+            gate.in_flight
+                .values()
+                .map(|c| Arc::clone(&c.cancel))
+                .collect()
+        };
+        for cancel in running {
+            cancel.cancel("the session was closed", false);
         }
     }
 
     fn cancel_in_flight(&self, reason: &str) {
-        for call in lock(&self.gate).in_flight.values() {
-            call.cancel.cancel(reason, false);
+        let running: Vec<Arc<Cancellation>> = lock(&self.gate)
+            .in_flight
+            .values()
+            .map(|c| Arc::clone(&c.cancel))
+            .collect();
+        for cancel in running {
+            cancel.cancel(reason, false);
         }
     }
 
@@ -302,13 +321,13 @@ impl SessionEntry {
     /// Cancels the call answering `key`, at the client's request; `false`
     /// when no such call runs (it finished, or never was).
     pub(crate) fn cancel_request(&self, key: &CallKey, reason: &str) -> bool {
-        let gate = lock(&self.gate);
-        let found = gate
+        let found = lock(&self.gate)
             .in_flight
             .values()
-            .find(|call| call.key.as_ref() == Some(key));
-        if let Some(call) = found {
-            call.cancel.cancel(reason, true);
+            .find(|call| call.key.as_ref() == Some(key))
+            .map(|call| Arc::clone(&call.cancel));
+        if let Some(cancel) = &found {
+            cancel.cancel(reason, true);
         }
         found.is_some()
     }

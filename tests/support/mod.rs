@@ -205,6 +205,18 @@ pub fn sse_messages(body: &[u8]) -> Vec<Value> {
 /// The stateless revision, as the tests send it.
 pub const STATELESS: &str = "2026-07-28";
 
+/// The revisions negotiated at `initialize`.
+pub const STATEFUL: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// Every revision the host serves.
+pub const REVISIONS: [&str; 5] = [
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    STATELESS,
+];
+
 /// POSTs a 2026-07-28 request with the `_meta` and every header the
 /// revision requires (`Mcp-Name` for `tools/call`); `capabilities` are the
 /// client's declared ones.
@@ -241,4 +253,70 @@ pub fn stateless_post(
     let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
     conn.request("POST", "/mcp", &headers, body.to_string().as_bytes())
         .expect("request")
+}
+
+/// One request in the stateless revision, its result checked against
+/// `definition`.
+fn stateless_result(
+    host: &ToolHost,
+    session: &ToolSession,
+    method: &str,
+    params: Value,
+    definition: &str,
+) -> Value {
+    let mut conn = Conn::open(host.local_addr()).unwrap();
+    let reply = stateless_post(
+        &mut conn,
+        &session.authorization(),
+        1,
+        method,
+        params,
+        json!({}),
+    );
+    assert_eq!(
+        reply.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    let message = reply.json();
+    schema::assert_valid(STATELESS, "JSONRPCResponse", &message);
+    schema::assert_valid(STATELESS, definition, &message["result"]);
+    message["result"].clone()
+}
+
+/// The result of `method` in `revision`, schema-checked.
+pub fn ask(
+    host: &ToolHost,
+    session: &ToolSession,
+    revision: &str,
+    method: &str,
+    params: Value,
+    definition: &str,
+) -> Value {
+    if revision == STATELESS {
+        return stateless_result(host, session, method, params, definition);
+    }
+    let mut client = McpClient::for_session(host, session);
+    client.initialize(revision);
+    client.request(method, params, definition)
+}
+
+/// The result of calling tool `name` in `revision`, schema-checked.
+pub fn call_in(
+    host: &ToolHost,
+    session: &ToolSession,
+    revision: &str,
+    name: &str,
+    arguments: Value,
+) -> Value {
+    let params = json!({"name": name, "arguments": arguments});
+    ask(
+        host,
+        session,
+        revision,
+        "tools/call",
+        params,
+        "CallToolResult",
+    )
 }

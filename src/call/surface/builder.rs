@@ -1,0 +1,101 @@
+//! A chain of tools with one `?` at its end.
+//!
+//! [`StaticSurface::tool`] answers each registration with a `Result`, which
+//! puts a `?` after every tool of a chain. The builder keeps the first
+//! refusal instead and hands it back from [`SurfaceBuilder::build`]; later
+//! refusals are logged (at `warn`) like every refused registration, so a
+//! chain with two mistakes shows both.
+
+use std::sync::Arc;
+
+use serde_core::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::StaticSurface;
+use crate::call::context::CallContext;
+use crate::call::fallible::ToolError;
+use crate::call::typed::{typed_tool, Reply};
+use crate::error::Error;
+use crate::model::{Tool, ToolOutcome};
+
+/// Builds a [`StaticSurface`] from a chain of tools; made by
+/// [`StaticSurface::builder`].
+///
+/// ```
+/// use serde::Deserialize;
+/// use serde_json::json;
+/// use toolhost::{StaticSurface, Tool, ToolOutcome};
+///
+/// #[derive(Deserialize)]
+/// struct Shout { text: String }
+///
+/// let surface = StaticSurface::builder()
+///     .tool(Tool::new("ping", "Answers pong."), |_args, _ctx| ToolOutcome::text("pong"))
+///     .typed(
+///         Tool::new("shout", "Uppercases text.").input_schema(json!({
+///             "type": "object",
+///             "properties": {"text": {"type": "string"}},
+///             "required": ["text"],
+///         })),
+///         |args: Shout, _ctx| Ok(args.text.to_uppercase()),
+///     )
+///     .build()?;
+/// assert_eq!(surface.len(), 2);
+///
+/// let refused = StaticSurface::builder()
+///     .tool(Tool::new("bad name", "A space is not allowed."), |_args, _ctx| "never")
+///     .tool(Tool::new("fine", "Fine, but no surface is built."), |_args, _ctx| "ok")
+///     .build();
+/// assert!(refused.unwrap_err().to_string().contains("\"bad name\""));
+/// # Ok::<(), toolhost::Error>(())
+/// ```
+#[derive(Debug, Default)]
+#[must_use = "a builder does nothing until build() is called"]
+pub struct SurfaceBuilder {
+    surface: StaticSurface,
+    /// The first registration refused; the surface is not built then.
+    refused: Option<Error>,
+}
+
+impl SurfaceBuilder {
+    /// Adds a tool and its handler, as [`StaticSurface::tool`] does.
+    pub fn tool<F, O>(mut self, tool: Tool, handler: F) -> SurfaceBuilder
+    where
+        F: Fn(&Value, &CallContext) -> O + Send + Sync + 'static,
+        O: Into<ToolOutcome>,
+    {
+        let result = self
+            .surface
+            .insert(tool, Arc::new(move |args, ctx| handler(args, ctx).into()));
+        self.keep_first(result);
+        self
+    }
+
+    /// Adds a typed tool, as [`StaticSurface::typed`] does.
+    pub fn typed<T, R, F>(mut self, tool: Tool, handler: F) -> SurfaceBuilder
+    where
+        T: DeserializeOwned + 'static,
+        R: Reply,
+        F: Fn(T, &CallContext) -> Result<R, ToolError> + Send + Sync + 'static,
+    {
+        let (tool, run) = typed_tool(tool, handler);
+        let result = self.surface.insert(tool, Arc::new(run));
+        self.keep_first(result);
+        self
+    }
+
+    fn keep_first(&mut self, result: Result<(), Error>) {
+        if let Err(err) = result {
+            self.refused.get_or_insert(err);
+        }
+    }
+
+    /// The surface, or the first registration that was refused (an invalid
+    /// name or schema, or a name registered twice).
+    pub fn build(self) -> Result<StaticSurface, Error> {
+        match self.refused {
+            Some(err) => Err(err),
+            None => Ok(self.surface),
+        }
+    }
+}

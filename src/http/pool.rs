@@ -1,0 +1,215 @@
+//! The threads that take requests from tiny_http, and what answers a client
+//! after the host has shut down.
+//!
+//! `workers` threads speak the protocol: each loops on tiny_http's queue of
+//! requests, checks headers, reads small bodies and answers everything but
+//! a tool call's handler. A worker that takes a call with a free slot runs
+//! the handler itself, without a hand-off, but first makes sure `workers`
+//! others still take requests, starting a thread when none is spare; a
+//! thread with nothing to do for [`IDLE`] leaves once more than `workers`
+//! are left. So `ping`, `tools/list`, cancellations and answers to a
+//! handler's questions always find a free worker, a steady load keeps its
+//! threads, and a burst's extra threads are gone within seconds.
+
+use std::io;
+use std::net::TcpListener;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use super::reply::farewell;
+use super::{serve, Transport};
+use crate::runtime::Lane;
+use crate::sync::lock;
+
+/// How long a surplus thread waits for a request before it leaves.
+const IDLE: Duration = Duration::from_secs(2);
+
+/// How long the host keeps telling clients it has shut down, after the last
+/// request that arrived on a connection they kept open.
+const FAREWELL_IDLE: Duration = Duration::from_secs(2);
+
+/// The worker threads of one host.
+pub(crate) struct Pool {
+    server: Arc<tiny_http::Server>,
+    transport: Arc<Transport>,
+    workers: usize,
+    /// Threads alive in the pool.
+    live: AtomicUsize,
+    /// Of those, how many run a handler now.
+    lent: AtomicUsize,
+    stopping: AtomicBool,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+/// A worker's side of lending itself to a handler.
+struct Worker<'a>(&'a Arc<Pool>);
+
+impl Lane for Worker<'_> {
+    fn lend(&self) {
+        let pool = self.0;
+        let lent = pool.lent.fetch_add(1, Ordering::SeqCst) + 1;
+        if pool.live.load(Ordering::SeqCst).saturating_sub(lent) < pool.workers {
+            // Without a thread to spare, this one keeps speaking the
+            // protocol while it runs the handler; the others still do.
+            let _ = pool.spawn();
+        }
+    }
+
+    fn reclaim(&self) {
+        self.0.lent.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Pool {
+    /// Starts `workers` threads on `server`.
+    pub(crate) fn start(
+        server: tiny_http::Server,
+        transport: Arc<Transport>,
+        workers: usize,
+    ) -> io::Result<Arc<Pool>> {
+        let pool = Arc::new(Pool {
+            server: Arc::new(server),
+            transport,
+            workers,
+            live: AtomicUsize::new(0),
+            lent: AtomicUsize::new(0),
+            stopping: AtomicBool::new(false),
+            threads: Mutex::new(Vec::with_capacity(workers)),
+        });
+        for _ in 0..workers {
+            pool.spawn()?;
+        }
+        Ok(pool)
+    }
+
+    fn spawn(self: &Arc<Self>) -> io::Result<()> {
+        self.live.fetch_add(1, Ordering::SeqCst);
+        let pool = Arc::clone(self);
+        let spawned = thread::Builder::new()
+            .name("toolhost-worker".into())
+            .spawn(move || pool.run());
+        match spawned {
+            Ok(handle) => {
+                let mut threads = lock(&self.threads);
+                threads.retain(|thread| !thread.is_finished());
+                threads.push(handle);
+                Ok(())
+            }
+            Err(err) => {
+                self.live.fetch_sub(1, Ordering::SeqCst);
+                Err(err)
+            }
+        }
+    }
+
+    fn run(self: &Arc<Self>) {
+        let lane = Worker(self);
+        while !self.stopping.load(Ordering::SeqCst) {
+            match self.server.recv_timeout(IDLE) {
+                Ok(Some(request)) => {
+                    // Handlers are already isolated; this guards against a
+                    // bug in the host itself costing more than the one
+                    // request (tiny_http answers a dropped request with 500).
+                    let _ = catch_unwind(AssertUnwindSafe(|| {
+                        serve(&self.transport, request, &lane);
+                    }));
+                }
+                Ok(None) => {
+                    if self.retire() {
+                        return;
+                    }
+                }
+                Err(_) => {}
+            }
+        }
+        self.live.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Leaves the pool if it keeps `workers` threads for the protocol
+    /// without this one.
+    fn retire(&self) -> bool {
+        let mut live = self.live.load(Ordering::SeqCst);
+        loop {
+            let spare = live.saturating_sub(self.lent.load(Ordering::SeqCst));
+            if spare <= self.workers {
+                return false;
+            }
+            match self
+                .live
+                .compare_exchange(live, live - 1, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => return true,
+                Err(now) => live = now,
+            }
+        }
+    }
+
+    /// How many threads the pool has now.
+    pub(crate) fn threads(&self) -> usize {
+        self.live.load(Ordering::SeqCst)
+    }
+
+    /// Stops every worker and waits for it (a handler still running is
+    /// waited for: it was cancelled and should return). Then the listener
+    /// closes, and requests that still arrive on connections clients kept
+    /// open are told the host is gone and their connections closed, until
+    /// none has come for a while. `listener` is a second handle on the
+    /// listening socket, through which it is closed.
+    pub(crate) fn stop(&self, listener: Option<&TcpListener>) {
+        self.stopping.store(true, Ordering::SeqCst);
+        // A handler's lend may start a thread meanwhile: it sees `stopping`
+        // and ends at once, and is joined in the next round.
+        loop {
+            let threads = std::mem::take(&mut *lock(&self.threads));
+            if threads.is_empty() {
+                break;
+            }
+            for _ in 0..threads.len() {
+                self.server.unblock();
+            }
+            for thread in threads {
+                // A worker that panicked has nothing left to clean up.
+                let _ = thread.join();
+            }
+        }
+        let server = Arc::clone(&self.server);
+        if listener.is_some_and(|listener| close_listener(listener).is_ok()) {
+            let _ = thread::Builder::new()
+                .name("toolhost-farewell".into())
+                .spawn(move || {
+                    let mut quiet_since = Instant::now();
+                    // Wake-ups left over from stopping the workers also
+                    // return no request; only quiet time ends the farewell.
+                    while quiet_since.elapsed() < FAREWELL_IDLE {
+                        if let Ok(Some(request)) = server.recv_timeout(FAREWELL_IDLE) {
+                            farewell(request);
+                            quiet_since = Instant::now();
+                        }
+                    }
+                });
+        }
+    }
+}
+
+/// Stops the listening socket accepting: tiny_http's accept thread wakes
+/// with an error, ends, and closes its handle. Where the platform cannot
+/// do this to a listener, the host's last handle on tiny_http's server
+/// closes it instead, and no farewell is said.
+#[cfg(target_os = "linux")]
+fn close_listener(listener: &TcpListener) -> io::Result<()> {
+    use std::os::fd::OwnedFd;
+    // std exposes shutdown only on streams; on the socket it is the same.
+    let socket = std::net::TcpStream::from(OwnedFd::from(listener.try_clone()?));
+    socket.shutdown(std::net::Shutdown::Both)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn close_listener(_listener: &TcpListener) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "shutting down a listening socket wakes accept only on Linux",
+    ))
+}

@@ -1,0 +1,243 @@
+//! The call executor: at most `max_running` handlers at once, and a FIFO
+//! queue of calls waiting for a slot, bounded by `max_waiting`.
+//!
+//! Why this shape: a handler blocks its thread for as long as it runs, so a
+//! host must bound how many run, and must keep the threads that answer
+//! `ping`, `tools/list`, cancellations and ask-back answers out of that
+//! bound. A call that finds every slot taken is parked here as data — its
+//! work, its admission ticket, its outlet — not as a blocked thread, so
+//! hundreds can wait for the cost of their buffers. The thread whose
+//! handler returns takes the next waiting call before it gives its slot
+//! up, which keeps the queue first-in, first-out and never leaves a call
+//! waiting beside a free slot (taking a slot and queueing happen under one
+//! lock). A waiting call that is cancelled — by the client, its deadline,
+//! its session's drop or the host's shutdown — leaves the queue at once,
+//! answered without its handler ever running.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, Weak};
+
+use super::calls::Admitted;
+use super::{Job, Lane, Runtime};
+use crate::call::port::Cancellation;
+use crate::event::Event;
+use crate::mcp::{Step, StepResult};
+use crate::sync::lock;
+
+/// Slots and the waiting line.
+pub(super) struct Executor {
+    state: Mutex<Line>,
+    max_running: usize,
+    max_waiting: usize,
+}
+
+#[derive(Default)]
+struct Line {
+    running: usize,
+    waiting: VecDeque<Waiting>,
+}
+
+/// A call that waits for a slot, with the rest of its request.
+struct Waiting {
+    job: Job,
+    call: Admitted,
+}
+
+/// What became of a call that asked for a slot.
+enum Entered {
+    /// It has a slot: run it now.
+    Run(Job, Admitted),
+    /// It waits in line, with this many (itself included).
+    Queued(usize),
+    /// The line is full: refuse it.
+    Full(Job, Admitted, usize),
+}
+
+/// Something a thread carries on with.
+enum Ready {
+    /// A request's remaining steps.
+    Job(Job),
+    /// A call holding a slot, to run now (boxed: a call's context is
+    /// large, and most of what a thread carries on is plain steps).
+    Run(Job, Box<Admitted>),
+}
+
+impl Executor {
+    pub(super) fn new(max_running: usize, max_waiting: usize) -> Executor {
+        Executor {
+            state: Mutex::default(),
+            max_running,
+            max_waiting,
+        }
+    }
+
+    fn enter(&self, job: Job, call: Admitted) -> Entered {
+        let mut line = lock(&self.state);
+        if line.running < self.max_running {
+            line.running += 1;
+            return Entered::Run(job, call);
+        }
+        if line.waiting.len() >= self.max_waiting {
+            let running = line.running;
+            return Entered::Full(job, call, running);
+        }
+        line.waiting.push_back(Waiting { job, call });
+        Entered::Queued(line.waiting.len())
+    }
+
+    /// A handler returned: its slot goes to the first waiting call that is
+    /// still wanted, or is freed. Returns that call, and the cancelled ones
+    /// met on the way (to be answered outside the lock).
+    fn leave(&self) -> (Option<Waiting>, Vec<Waiting>) {
+        let mut line = lock(&self.state);
+        let mut dropped = Vec::new();
+        while let Some(next) = line.waiting.pop_front() {
+            if next.call.is_cancelled() {
+                dropped.push(next);
+            } else {
+                return (Some(next), dropped);
+            }
+        }
+        line.running -= 1;
+        (None, dropped)
+    }
+
+    /// Takes the cancelled calls out of the line.
+    fn sweep(&self) -> Vec<Waiting> {
+        let mut line = lock(&self.state);
+        let mut cancelled = Vec::new();
+        let mut kept = VecDeque::with_capacity(line.waiting.len());
+        for waiting in line.waiting.drain(..) {
+            if waiting.call.is_cancelled() {
+                cancelled.push(waiting);
+            } else {
+                kept.push_back(waiting);
+            }
+        }
+        line.waiting = kept;
+        cancelled
+    }
+}
+
+impl Runtime {
+    /// Carries jobs forward on this thread until each is answered or waits
+    /// in line; runs the handlers of calls that get a slot here, and of the
+    /// waiting calls this thread's freed slots pass to.
+    pub(super) fn drive(self: &Arc<Self>, job: Job, lane: &dyn Lane) {
+        let mut ready = vec![Ready::Job(job)];
+        while let Some(next) = ready.pop() {
+            match next {
+                Ready::Job(job) => {
+                    if let Some(run) = self.advance(job) {
+                        ready.push(run);
+                    }
+                }
+                Ready::Run(mut job, call) => {
+                    lane.lend();
+                    let result = self.run(&job, *call);
+                    lane.reclaim();
+                    let (next, dropped) = self.executor.leave();
+                    for waiting in dropped {
+                        self.drop_waiting(waiting);
+                    }
+                    if let Some(Waiting { job, mut call }) = next {
+                        call.waited = true;
+                        ready.push(Ready::Run(job, Box::new(call)));
+                    }
+                    if job.push(result) {
+                        job.finish(&self.server);
+                    } else {
+                        ready.push(Ready::Job(job));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs a job's steps up to its next call; returns that call when it
+    /// got a slot. A job answered, or parked in line, returns nothing.
+    fn advance(self: &Arc<Self>, mut job: Job) -> Option<Ready> {
+        loop {
+            let Some(step) = job.steps.pop_front() else {
+                job.finish(&self.server);
+                return None;
+            };
+            let result = match step {
+                Step::Call(plan) => match self.admit(&job, plan) {
+                    Ok(call) => {
+                        let (tool, cancel) = (call.tool_name().to_owned(), call.cancellation());
+                        self.wake_on_cancel(&cancel);
+                        match self.executor.enter(job, call) {
+                            Entered::Run(job, call) => {
+                                return Some(Ready::Run(job, Box::new(call)))
+                            }
+                            Entered::Queued(waiting) => {
+                                self.server.emit(|| Event::CallQueued { tool, waiting });
+                                // Cancelled before it was in line: nobody swept.
+                                if cancel.is_cancelled() {
+                                    self.sweep();
+                                }
+                                return None;
+                            }
+                            Entered::Full(back, call, running) => {
+                                job = back;
+                                let id = call.request_id().clone();
+                                call.refused(self);
+                                StepResult::QueueFull {
+                                    id,
+                                    running,
+                                    waiting: self.executor.max_waiting,
+                                }
+                            }
+                        }
+                    }
+                    Err(result) => result,
+                },
+                other => job.quick(other),
+            };
+            if job.push(result) {
+                job.finish(&self.server);
+                return None;
+            }
+        }
+    }
+
+    /// Makes a cancellation of the call take it out of the line at once,
+    /// should it wait there.
+    fn wake_on_cancel(self: &Arc<Self>, cancel: &Cancellation) {
+        let weak: Weak<Runtime> = Arc::downgrade(self);
+        cancel.on_cancel(Box::new(move || {
+            if let Some(runtime) = weak.upgrade() {
+                runtime.sweep();
+            }
+        }));
+    }
+
+    /// Answers every cancelled call that waits in line.
+    fn sweep(&self) {
+        for waiting in self.executor.sweep() {
+            self.drop_waiting(waiting);
+        }
+    }
+
+    /// Answers a call that was cancelled while it waited, and the rest of
+    /// its request, running no handler.
+    fn drop_waiting(&self, waiting: Waiting) {
+        let Waiting { mut job, call } = waiting;
+        let result = call.cancelled_while_waiting(self, &job);
+        if !job.push(result) {
+            // The rest of the request runs here, on whichever thread heard
+            // of the cancellation, so none of its calls may run a handler.
+            while let Some(step) = job.steps.pop_front() {
+                let result = match step {
+                    Step::Call(plan) => super::calls::not_run(self, &job, &plan),
+                    other => job.quick(other),
+                };
+                if job.push(result) {
+                    break;
+                }
+            }
+        }
+        job.finish(&self.server);
+    }
+}
