@@ -29,6 +29,11 @@
 //! stdio entry starts the running program again as a relay to the session
 //! ([`crate::stdio_bridge`]).
 //!
+//! With the `acp-driver` feature this module also holds `Agent`, a blocking
+//! ACP client that starts an agent in a process group of its own, opens a
+//! session with these entries, drives it through prompt turns, and ends
+//! the agent with everything it started.
+//!
 //! The rest are the shapes agents set up by file or flag take (Claude
 //! Code, Gemini CLI, Codex, VS Code), built by methods of
 //! [`ToolSession`](crate::ToolSession). Every shape carries the same three facts — the server

@@ -311,6 +311,15 @@
 //! secret in it when [`HostConfig::capability_urls`] allows one. All of
 //! them are secrets: `Debug` never shows them, and no event carries them.
 //!
+//! An ACP agent need not take the HTTP entry: ACP requires only stdio of
+//! agents. Given the agent's `initialize` answer,
+//! [`ToolSession::acp_mcp_servers_for`] offers HTTP where the agent
+//! announced it and a stdio entry otherwise (the agents behind that rule
+//! are listed in [`acp`]). The stdio entry starts this program again, with
+//! the session in its environment; a program that offers it begins `main`
+//! with [`stdio_bridge::run_if_requested`], which turns that copy into a
+//! relay between the agent's stdio and the session.
+//!
 //! # Events and logs
 //!
 //! [`HostConfig::on_event`] hands every [`Event`] to the application: calls

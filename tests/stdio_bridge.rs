@@ -55,8 +55,8 @@ fn tools(seen: &Arc<Seen>) -> StaticSurface {
                         slow.slow_cancelled.store(true, Ordering::SeqCst);
                         return ToolOutcome::declined("cancelled");
                     }
-                    // Writing is how the host learns that a 2026-07-28
-                    // client closed the stream.
+                    // Progress shows the test the call was carried
+                    // until it was cancelled.
                     beats += 1.0;
                     ctx.progress(beats, None, None);
                     thread::sleep(Duration::from_millis(5));

@@ -1,48 +1,7 @@
-//! A blocking ACP client: start an agent, open a session that carries a
-//! [`ToolSession`]'s tools, and drive it through prompt turns — with no
-//! async runtime. Behind the `acp-driver` feature.
-//!
-//! ```no_run
-//! use std::process::Command;
-//! use toolhost::acp::{Agent, PermissionChoice};
-//! use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
-//!
-//! toolhost::stdio_bridge::run_if_requested(); // for agents that need a stdio entry
-//! let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
-//! let tools = host.open_session(StaticSurface::new().tool(
-//!     Tool::new("echo", "Echoes text."),
-//!     |args, _| ToolOutcome::text(args["text"].as_str().unwrap_or("")),
-//! )?);
-//!
-//! let mut agent = Agent::spawn(Command::new("gemini").arg("--experimental-acp"))?;
-//! agent.initialize()?;
-//! let session = agent.new_session(&std::env::current_dir()?, &tools)?;
-//! let summary = agent
-//!     .prompt(&session, "Echo 'hello' with the myapp tools.")
-//!     .tools(&tools)
-//!     .on_update(|update| println!("{update:?}"))
-//!     .on_permission(PermissionChoice::allow)
-//!     .run()?;
-//! println!("{}: the host served {:?} call(s)", summary.stop_reason, summary.calls_served);
-//! drop(agent); // ends the agent and everything it started
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
-//!
-//! The agent runs in a process group of its own, and dropping the
-//! [`Agent`] ends the whole group: its input is closed, it gets two
-//! seconds to leave, then the group is sent `SIGTERM`, then `SIGKILL`, and
-//! the agent is reaped — nothing it started outlives the driver, even when
-//! it is a launcher (`npx`, a wrapper script) whose child is the real
-//! agent. (On Windows the tree is ended with `taskkill /T`; see the
-//! platform notes in the source.)
-//!
-//! The driver speaks ACP v1 (`protocolVersion: 1`), which every agent
-//! speaks today. It offers the agent no file system and no terminal, so
-//! the agent works with its own tools and the session's. Every wait has a
-//! deadline: [`Agent::set_timeout`] for `initialize`, `authenticate` and
-//! `session/new` (120 s by default, since a first `npx` run downloads the
-//! agent), [`Prompt::timeout`] for a turn (600 s), after which the turn is
-//! cancelled with `session/cancel`.
+//! A blocking ACP client (feature `acp-driver`): [`Agent`] and the turns
+//! it runs. `process.rs` keeps the agent's process group, `pipes.rs` the
+//! JSON-RPC lines, `turn.rs` a prompt turn, `updates.rs` what the agent
+//! reports and asks.
 
 mod error;
 mod pipes;
@@ -77,9 +36,52 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// JSON-RPC's code for a method the receiver does not offer.
 const METHOD_NOT_FOUND: i64 = -32601;
 
-/// An agent process, driven over ACP on its stdin and stdout. Dropping it
-/// ends the agent and its whole process group (see the
-/// [module documentation](self)).
+/// An ACP agent process, driven over its stdin and stdout: start it,
+/// open a session that carries a [`ToolSession`]'s tools, and drive it
+/// through prompt turns — with no async runtime. (Feature `acp-driver`.)
+///
+/// ```no_run
+/// use std::process::Command;
+/// use toolhost::acp::{Agent, PermissionChoice};
+/// use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
+///
+/// toolhost::stdio_bridge::run_if_requested(); // for agents that need a stdio entry
+/// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
+/// let tools = host.open_session(StaticSurface::new().tool(
+///     Tool::new("echo", "Echoes text."),
+///     |args, _| ToolOutcome::text(args["text"].as_str().unwrap_or("")),
+/// )?);
+///
+/// let mut agent = Agent::spawn(Command::new("gemini").arg("--experimental-acp"))?;
+/// agent.initialize()?;
+/// let session = agent.new_session(&std::env::current_dir()?, &tools)?;
+/// let summary = agent
+///     .prompt(&session, "Echo 'hello' with the myapp tools.")
+///     .tools(&tools)
+///     .on_update(|update| println!("{update:?}"))
+///     .on_permission(PermissionChoice::allow)
+///     .run()?;
+/// println!("{}: the host served {:?} call(s)", summary.stop_reason, summary.calls_served);
+/// drop(agent); // ends the agent and everything it started
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// The agent runs in a process group of its own, and dropping the
+/// `Agent` ends the whole group: its input is closed, it gets two
+/// seconds to leave, then the group is sent `SIGTERM`, then `SIGKILL`, and
+/// the agent is reaped — nothing it started outlives the driver, even when
+/// it is a launcher (`npx`, a wrapper script) whose child is the real
+/// agent. (On Windows the tree is ended with `taskkill /T`; see the
+/// platform notes in the source.)
+///
+/// The driver speaks ACP v1 (`protocolVersion: 1`), which every agent
+/// speaks today. It offers the agent no file system and no terminal, so
+/// the agent works with its own tools and the session's. Every wait has a
+/// deadline: [`Agent::set_timeout`] for `initialize`, `authenticate` and
+/// `session/new` (120 s by default, since a first `npx` run downloads the
+/// agent), [`Prompt::timeout`] for a turn (600 s), after which the turn is
+/// cancelled with `session/cancel`.
+///
 pub struct Agent {
     pipes: Pipes,
     group: Group,
