@@ -109,19 +109,21 @@ pub struct PlanEntry {
     pub status: String,
 }
 
+/// The string at `key` of `object`; empty when absent or not a string.
+fn text(object: &Value, key: &str) -> String {
+    object
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
 impl PlanEntry {
     pub(super) fn read(entry: &Value) -> PlanEntry {
-        let text = |key: &str| {
-            entry
-                .get(key)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned()
-        };
         PlanEntry {
-            content: text("content"),
-            priority: text("priority"),
-            status: text("status"),
+            content: text(entry, "content"),
+            priority: text(entry, "priority"),
+            status: text(entry, "status"),
         }
     }
 }
@@ -165,19 +167,10 @@ impl PermissionRequest {
             .map(|options| {
                 options
                     .iter()
-                    .map(|option| {
-                        let text = |key: &str| {
-                            option
-                                .get(key)
-                                .and_then(Value::as_str)
-                                .unwrap_or_default()
-                                .to_owned()
-                        };
-                        PermissionOption {
-                            id: text("optionId"),
-                            name: text("name"),
-                            kind: text("kind"),
-                        }
+                    .map(|option| PermissionOption {
+                        id: text(option, "optionId"),
+                        name: text(option, "name"),
+                        kind: text(option, "kind"),
                     })
                     .collect()
             })
