@@ -8,8 +8,6 @@
 //! ([`run_if_requested`](crate::stdio_bridge::run_if_requested)), and the
 //! `client` feature the bridge runs on.
 
-use std::path::PathBuf;
-
 use serde_json::{json, Value};
 
 use crate::error::Error;
@@ -189,7 +187,7 @@ fn bridge_command() -> Result<String, Error> {
                 .into(),
         ));
     }
-    let path: PathBuf = std::env::current_exe()
+    let path: std::path::PathBuf = std::env::current_exe()
         .and_then(std::path::absolute)
         .map_err(|err| {
             problem(format!(
@@ -266,6 +264,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "client")]
     fn the_chosen_entries_follow_the_agents_version() {
         crate::stdio_bridge::run_if_requested();
         let host = ToolHost::bind(HostConfig::default().server_name("myapp")).unwrap();
@@ -291,7 +290,7 @@ mod tests {
         assert_eq!(keys, ["args", "command", "env", "name"]);
         assert_eq!(entry["name"], "myapp");
         assert_eq!(entry["args"], json!([]));
-        let command = PathBuf::from(entry["command"].as_str().unwrap());
+        let command = std::path::PathBuf::from(entry["command"].as_str().unwrap());
         assert!(command.is_absolute());
         assert_eq!(command, std::env::current_exe().unwrap());
         assert_eq!(
@@ -315,6 +314,23 @@ mod tests {
     }
 
     #[test]
+    #[cfg(not(feature = "client"))]
+    fn without_the_client_feature_the_stdio_entry_is_refused_and_http_still_offered() {
+        let host = ToolHost::bind(HostConfig::default()).unwrap();
+        let session = host.open_session(StaticSurface::new());
+        let refused = session.acp_mcp_servers_for(&v1(json!({}))).unwrap_err();
+        assert!(
+            refused.to_string().contains("\"client\" feature"),
+            "{refused}"
+        );
+        let http = session
+            .acp_mcp_servers_for(&v1(json!({"http": true})))
+            .unwrap();
+        assert_eq!(http, session.acp_mcp_servers());
+    }
+
+    #[test]
+    #[cfg(feature = "client")]
     fn the_application_can_force_either_kind() {
         crate::stdio_bridge::run_if_requested();
         let host = ToolHost::bind(HostConfig::default()).unwrap();

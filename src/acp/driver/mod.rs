@@ -71,8 +71,9 @@ const METHOD_NOT_FOUND: i64 = -32601;
 /// seconds to leave, then the group is sent `SIGTERM`, then `SIGKILL`, and
 /// the agent is reaped — nothing it started outlives the driver, even when
 /// it is a launcher (`npx`, a wrapper script) whose child is the real
-/// agent. (On Windows the tree is ended with `taskkill /T`; see the
-/// platform notes in the source.)
+/// agent. (On Windows the tree is ended with `taskkill /T` while the agent
+/// still runs; std alone cannot find what an agent that already exited
+/// left behind there.)
 ///
 /// The driver speaks ACP v1 (`protocolVersion: 1`), which every agent
 /// speaks today. It offers the agent no file system and no terminal, so

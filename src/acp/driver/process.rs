@@ -20,8 +20,11 @@
 //!
 //! On Windows the agent gets a new process group too
 //! (`CREATE_NEW_PROCESS_GROUP`), and ending it runs `taskkill /T`, which
-//! ends the process tree, first politely, then with `/F`. Other platforms
-//! get only what std offers: the direct child is killed and reaped.
+//! ends the process tree, first politely, then with `/F` — as long as the
+//! agent itself still runs: std alone cannot find the children of an agent
+//! that already exited (a job object would, but needs `unsafe` or a
+//! crate). Other platforms get only what std offers: the direct child is
+//! killed and reaped.
 
 use std::io;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
