@@ -112,6 +112,14 @@ struct InFlight {
 /// The requests in flight, by their id as JSON text.
 type InFlightMap = Arc<Mutex<HashMap<String, InFlight>>>;
 
+/// Keep-alive connections between requests: a request takes one (or opens
+/// a new one) and gives it back when done, so that a client calling one
+/// request after another pays no connect each time.
+type Links = Arc<Mutex<Vec<Link>>>;
+
+/// The most idle connections kept.
+const MAX_IDLE_LINKS: usize = 16;
+
 /// The state the coordinator keeps.
 struct Relay {
     upstream: Arc<Upstream>,
@@ -124,6 +132,7 @@ struct Relay {
     link: Link,
     /// Stops the standalone stream's thread, once one runs.
     listener: Option<CancelHandle>,
+    idle: Links,
 }
 
 pub(super) fn run<R, W>(upstream: Upstream, input: R, output: W) -> Ending
@@ -152,6 +161,7 @@ where
         ended: Arc::default(),
         link: Link::default(),
         listener: None,
+        idle: Links::default(),
     };
     let ending = loop {
         // The relay holds a sender itself, so the channel never disconnects.
@@ -283,6 +293,7 @@ impl Relay {
             events: self.events.clone(),
             in_flight: Arc::clone(&self.in_flight),
             ended: Arc::clone(&self.ended),
+            idle: Arc::clone(&self.idle),
         };
         if message.get("method").and_then(Value::as_str) == Some("initialize") {
             // What follows travels in the MCP session this opens: carry it
@@ -382,13 +393,14 @@ struct Carrier {
     events: Sender<Event>,
     in_flight: InFlightMap,
     ended: Arc<AtomicBool>,
+    idle: Links,
 }
 
 impl Carrier {
     /// Carries one request upstream and its answer back; answers what did
     /// not get an answer with an error saying why.
     fn carry(self, message: &Value, cancel: &CancelHandle, keys: &[String]) {
-        let mut link = Link::default();
+        let mut link = lock(&self.idle).pop().unwrap_or_default();
         let output = &self.output;
         let outcome = self
             .upstream
@@ -401,6 +413,13 @@ impl Carrier {
                 in_flight.remove(key);
             }
         }
+        // A link whose exchange failed or was cut has dropped its
+        // connection already; one that is still open is worth keeping.
+        let mut idle = lock(&self.idle);
+        if idle.len() < MAX_IDLE_LINKS {
+            idle.push(link);
+        }
+        drop(idle);
         let Err(Unanswered { ids, error }) = outcome else {
             return;
         };
