@@ -93,9 +93,10 @@ pub(crate) fn was_checked() -> bool {
 /// It looks for [`URL_VAR`]; when that is set, the process is the copy an
 /// agent started from a stdio `mcpServers` entry, and this function never
 /// returns: it relays between stdin/stdout and the session (see the
-/// [module documentation](self)) and exits the process — with status 0
-/// when stdin ended, 3 when the session ended, and 2 when the variables
-/// cannot be used (a message on stderr says why).
+/// [module documentation](self)) and exits the process with
+/// [`Ending::exit_code`] — 0 when stdin ended, 1 when stdout could not be
+/// written, 3 when the session ended — or with 2 when the variables cannot
+/// be used (a message on stderr says why).
 ///
 /// Calling it is also what makes
 /// [`ToolSession::stdio_bridge_entry`](crate::ToolSession::stdio_bridge_entry)
