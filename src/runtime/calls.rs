@@ -28,6 +28,7 @@ use crate::event::{emit, heard, Event};
 use crate::mcp::{self, CallPlan, StepResult};
 use crate::model::jsonrpc::RpcError;
 use crate::model::{Tool, ToolOutcome};
+use crate::sync::lock;
 
 /// How a running call reaches the runtime: its outlet, its session's
 /// streams and pending questions.
@@ -133,12 +134,18 @@ struct Watch {
     jobs: Vec<JobId>,
     /// Stops the keep-alive chain, which reschedules itself.
     done: Arc<AtomicBool>,
+    /// The chain's next keep-alive, forgotten with the call so that
+    /// finished calls leave no jobs waiting on the timer.
+    next_keep_alive: Arc<Mutex<Option<JobId>>>,
 }
 
 impl Drop for Watch {
     fn drop(&mut self) {
         self.done.store(true, Ordering::SeqCst);
         for job in self.jobs.drain(..) {
+            self.timer.cancel(job);
+        }
+        if let Some(job) = lock(&self.next_keep_alive).take() {
             self.timer.cancel(job);
         }
     }
@@ -333,6 +340,7 @@ impl Runtime {
             }));
         }
         let done = Arc::new(AtomicBool::new(false));
+        let next_keep_alive = Arc::new(Mutex::new(None));
         keep_alive(
             &self.timer,
             KeepAlive {
@@ -340,6 +348,7 @@ impl Runtime {
                 cancel: Arc::clone(cancel),
                 done: Arc::clone(&done),
                 every: self.call_keep_alive,
+                next: Arc::clone(&next_keep_alive),
             },
             admitted_at + self.call_keep_alive,
         );
@@ -347,6 +356,7 @@ impl Runtime {
             timer: Arc::clone(&self.timer),
             jobs,
             done,
+            next_keep_alive,
         }
     }
 }
@@ -357,6 +367,7 @@ struct KeepAlive {
     cancel: Arc<Cancellation>,
     done: Arc<AtomicBool>,
     every: Duration,
+    next: Arc<Mutex<Option<JobId>>>,
 }
 
 /// Writes a keep-alive comment at `at`, then every interval, until the call
@@ -365,7 +376,9 @@ struct KeepAlive {
 /// once the resume window has passed).
 fn keep_alive(timer: &Arc<Timer>, beat: KeepAlive, at: Instant) {
     let again = Arc::clone(timer);
-    timer.schedule(at, move || {
+    let next = Arc::clone(&beat.next);
+    let mut slot = lock(&next);
+    *slot = Some(timer.schedule(at, move || {
         if beat.done.load(Ordering::SeqCst) {
             return;
         }
@@ -378,5 +391,5 @@ fn keep_alive(timer: &Arc<Timer>, beat: KeepAlive, at: Instant) {
         }
         let next = Instant::now() + beat.every;
         keep_alive(&again, beat, next);
-    });
+    }));
 }

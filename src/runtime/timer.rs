@@ -54,9 +54,19 @@ impl Timer {
         let mut state = lock(&self.state);
         let id = state.next_id;
         state.next_id += 1;
+        // The thread sleeps until the earliest job; only a job due before
+        // it needs to wake the thread (most calls' jobs are due later than
+        // one already waiting, so most calls cost no wake-up).
+        let sooner = state
+            .due
+            .peek()
+            .is_none_or(|Reverse((first, _))| at < *first);
         state.due.push(Reverse((at, id)));
         state.jobs.insert(id, Box::new(job));
-        self.wake.notify_all();
+        drop(state);
+        if sooner {
+            self.wake.notify_all();
+        }
         JobId(id)
     }
 
