@@ -357,8 +357,21 @@ impl HostConfig {
     /// cannot hold a worker, a handler (blocked in a progress write) or the
     /// stream hub. A response stream it drops is then treated as the
     /// connection dropping: resumable in the stateful revisions, a
-    /// cancellation in 2026-07-28. On Unix only (the socket option is set
-    /// once on the listener, and accepted connections inherit it).
+    /// cancellation in 2026-07-28.
+    ///
+    /// tiny_http never hands the host an accepted connection, so the timeout
+    /// is set once, on the listening socket, and holds where the operating
+    /// system copies it to every accepted socket: Linux, the BSDs, and
+    /// Windows (by Microsoft's documentation of `accept`). **macOS does not
+    /// copy it.** There, a client that keeps its connection open but stops
+    /// reading blocks the write to it until it reads again or disconnects:
+    /// the worker writing to it (and so [`ToolHost::shutdown`], which joins
+    /// the workers), a handler blocked in a progress write, or the stream
+    /// hub. Only a client holding a session's bearer gets that far; on macOS,
+    /// hand bearers only to clients that read what they ask for.
+    /// `TCP_NODELAY` is copied on all of these platforms.
+    ///
+    /// [`ToolHost::shutdown`]: crate::ToolHost::shutdown
     #[must_use]
     pub fn write_timeout(mut self, timeout: Duration) -> HostConfig {
         self.write_timeout = timeout;

@@ -92,7 +92,8 @@ impl ToolHost {
         }
         let (listener, addr) = listen(addrs)?;
         let bind_error = |source| Error::Bind { addr, source };
-        let listener = tune_listener(listener, config.write_timeout).map_err(bind_error)?;
+        let listener = crate::http::socket::tune_listener(listener, config.write_timeout)
+            .map_err(bind_error)?;
         let addr = listener.local_addr().map_err(bind_error)?;
         // Kept to close the listener at shutdown; without it the host
         // closes it by letting tiny_http go, as before.
@@ -263,29 +264,6 @@ fn report_schema_warnings(hook: Option<&EventHook>, surface: &dyn ToolSurface) {
             });
         }
     }
-}
-
-/// Sets `TCP_NODELAY` and the write timeout on the listening socket; Linux
-/// and the BSDs copy both to every accepted socket, and tiny_http gives no
-/// access to those. Without `TCP_NODELAY`, a response written in more than
-/// one piece meets the client's delayed ACK and waits ~40 ms. (A read
-/// timeout must not be set here: on a listener it also times out `accept`,
-/// which ends tiny_http's accept thread for good. `accept` ignores the
-/// write timeout.)
-#[cfg(unix)]
-fn tune_listener(listener: TcpListener, write_timeout: Duration) -> io::Result<TcpListener> {
-    use std::os::fd::OwnedFd;
-    // std exposes these options only on streams; on a socket descriptor
-    // they are the same either way.
-    let socket = TcpStream::from(OwnedFd::from(listener));
-    socket.set_nodelay(true)?;
-    socket.set_write_timeout(Some(write_timeout))?;
-    Ok(TcpListener::from(OwnedFd::from(socket)))
-}
-
-#[cfg(not(unix))]
-fn tune_listener(listener: TcpListener, _write_timeout: Duration) -> io::Result<TcpListener> {
-    Ok(listener)
 }
 
 /// Waits (at most a second) until connecting to `addr` is refused, which

@@ -9,6 +9,7 @@
 
 mod pool;
 mod reply;
+pub(crate) mod socket;
 
 pub(crate) use pool::Pool;
 

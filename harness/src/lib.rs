@@ -1,0 +1,22 @@
+//! What toolhost's black-box tests, benches and harness programs share: a
+//! plain HTTP/1.1 client, an MCP client on top of it that checks every
+//! message the host sends against the official MCP schemas, event-stream
+//! readers, and a log of the events a host reports to its hook.
+//!
+//! Test support, not a library for users: it panics on anything unexpected,
+//! because a test that meets the unexpected should fail right there.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod events;
+pub mod mcp;
+pub mod schema;
+pub mod sse;
+pub mod wire;
+
+pub use events::EventLog;
+pub use mcp::{
+    ask, call_in, stateless_post, McpClient, JSON_HEADERS, REVISIONS, STATEFUL, STATELESS,
+};
+pub use sse::{sse_events, sse_messages, EventStream, Item, SseEvent};
+pub use wire::{Conn, Reply};

@@ -1,0 +1,418 @@
+//! Tools that ask back: a blocking handler asks the user (elicitation), the
+//! model (sampling) or the client (roots) and gets the answer, in both eras.
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use toolhost::{
+    AskError, Elicitation, HostConfig, InputRequest, StaticSurface, Tool, ToolHost, ToolOutcome,
+    ToolSession,
+};
+use toolhost_tests::{schema, Conn, EventStream, Item, McpClient};
+
+fn name_form() -> Value {
+    json!({"type": "object", "properties": {"name": {"type": "string", "minLength": 1}}, "required": ["name"]})
+}
+
+/// A host whose `greet` tool elicits a name and reports what it got
+/// (including the error, as text, so tests can see it).
+fn host(
+    config: HostConfig,
+) -> (
+    ToolHost,
+    ToolSession,
+    mpsc::Receiver<Result<Elicitation, AskError>>,
+) {
+    let host = ToolHost::bind(config).unwrap();
+    let (tx, seen) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let surface = StaticSurface::new()
+        .tool(Tool::new("greet", "Greets the user by name."), move |_, ctx| {
+            let answer = ctx.elicit("What is your name?", name_form());
+            let _ = tx.lock().unwrap().send(answer.clone());
+            match answer {
+                Ok(Elicitation::Accept(form)) => ToolOutcome::text(format!("Hello, {}!", form["name"].as_str().unwrap_or("?"))),
+                Ok(other) => ToolOutcome::declined(format!("no name: {other:?}")),
+                Err(err) => err.into(),
+            }
+        })
+        .unwrap()
+        .tool(Tool::new("ask_model", "Asks the model."), |_, ctx| {
+            let params = json!({"messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}], "maxTokens": 10});
+            match ctx.sample(params) {
+                Ok(answer) => ToolOutcome::text(answer["content"]["text"].as_str().unwrap_or("").to_owned()),
+                Err(err) => err.into(),
+            }
+        })
+        .unwrap();
+    let session = host.open_session(surface);
+    (host, session, seen)
+}
+
+/// Initializes a stateful client that declares `capabilities`.
+fn stateful(host: &ToolHost, session: &ToolSession, capabilities: Value) -> McpClient {
+    let mut client = McpClient::for_session(host, session);
+    let reply = client.post(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": capabilities,
+        "clientInfo": {"name": "ask-tests", "version": "1"}}}),
+    );
+    assert_eq!(reply.status, 200);
+    client.session_id = reply.header("mcp-session-id").map(str::to_owned);
+    client.revision = "2025-11-25".into();
+    client
+}
+
+/// Starts `tool` on a raw connection and returns its event stream.
+fn start_call(
+    host: &ToolHost,
+    session: &ToolSession,
+    client: &McpClient,
+    tool: &str,
+) -> EventStream {
+    let body = json!({"jsonrpc": "2.0", "id": 50, "method": "tools/call", "params": {"name": tool, "arguments": {}}}).to_string();
+    EventStream::open(
+        host.local_addr(),
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nMcp-Session-Id: {}\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+            host.local_addr(),
+            session.authorization(),
+            client.session_id.as_deref().unwrap(),
+            body.len()
+        ),
+    )
+}
+
+fn answer(client: &mut McpClient, id: &Value, result: Value) -> u16 {
+    client
+        .post(&json!({"jsonrpc": "2.0", "id": id, "result": result}))
+        .status
+}
+
+#[test]
+fn an_elicitation_goes_out_on_the_call_stream_and_the_posted_answer_wakes_the_handler() {
+    let (host, session, seen) = host(HostConfig::default());
+    let mut client = stateful(&host, &session, json!({"elicitation": {}}));
+    let mut events = start_call(&host, &session, &client, "greet");
+    let request = events.next_message().expect("the elicitation request");
+    schema::assert_valid("2025-11-25", "ElicitRequest", &request);
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(request["params"]["message"], "What is your name?");
+    let id = request["id"].clone();
+
+    assert_eq!(
+        answer(
+            &mut client,
+            &json!("not-an-id"),
+            json!({"action": "decline"})
+        ),
+        400,
+        "a wrong id is refused"
+    );
+    assert_eq!(
+        answer(
+            &mut client,
+            &id,
+            json!({"action": "accept", "content": {"name": "Ada"}})
+        ),
+        202
+    );
+    assert_eq!(
+        answer(
+            &mut client,
+            &id,
+            json!({"action": "accept", "content": {"name": "Ada"}})
+        ),
+        400,
+        "a repeated answer is refused"
+    );
+
+    let last = events.next_message().expect("the call's result");
+    assert_eq!(last["id"], 50);
+    assert_eq!(last["result"]["content"][0]["text"], "Hello, Ada!");
+    assert_eq!(events.next_item(), Item::End);
+    assert!(matches!(seen.recv().unwrap(), Ok(Elicitation::Accept(_))));
+}
+
+#[test]
+fn an_answer_that_breaks_the_requested_schema_never_reaches_the_handler_as_valid() {
+    let (host, session, seen) = host(HostConfig::default());
+    let mut client = stateful(&host, &session, json!({"elicitation": {}}));
+    let mut events = start_call(&host, &session, &client, "greet");
+    let id = events.next_message().unwrap()["id"].clone();
+    assert_eq!(
+        answer(
+            &mut client,
+            &id,
+            json!({"action": "accept", "content": {"name": ""}})
+        ),
+        202
+    );
+    let last = events.next_message().unwrap();
+    assert_eq!(last["result"]["isError"], true);
+    assert!(matches!(
+        seen.recv().unwrap(),
+        Err(AskError::InvalidResponse(_))
+    ));
+}
+
+#[test]
+fn sampling_round_trips_and_a_client_error_is_reported_to_the_handler() {
+    let (host, session, _) = host(HostConfig::default());
+    let mut client = stateful(&host, &session, json!({"sampling": {}}));
+    let mut events = start_call(&host, &session, &client, "ask_model");
+    let request = events.next_message().unwrap();
+    schema::assert_valid("2025-11-25", "CreateMessageRequest", &request);
+    let reply = json!({"role": "assistant", "content": {"type": "text", "text": "4"}, "model": "m", "stopReason": "endTurn"});
+    assert_eq!(answer(&mut client, &request["id"], reply), 202);
+    assert_eq!(
+        events.next_message().unwrap()["result"]["content"][0]["text"],
+        "4"
+    );
+
+    let mut events = start_call(&host, &session, &client, "ask_model");
+    let id = events.next_message().unwrap()["id"].clone();
+    let refusal = client.post(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": -1, "message": "user rejected sampling"}}));
+    assert_eq!(refusal.status, 202);
+    let last = events.next_message().unwrap();
+    assert!(last["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("user rejected sampling"));
+}
+
+#[test]
+fn a_client_without_the_capability_is_not_asked() {
+    let (host, session, seen) = host(HostConfig::default());
+    let mut client = stateful(&host, &session, json!({}));
+    let reply = client.post(
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "greet"}}),
+    );
+    assert_eq!(
+        reply.header("content-type"),
+        Some("application/json"),
+        "no stream: nothing was sent"
+    );
+    assert_eq!(reply.json()["result"]["isError"], true);
+    assert_eq!(
+        seen.recv().unwrap(),
+        Err(AskError::NotSupported {
+            capability: "elicitation"
+        })
+    );
+}
+
+#[test]
+fn cancellation_and_session_drop_wake_a_waiting_handler() {
+    let (host, session, seen) = host(HostConfig::default());
+    let mut client = stateful(&host, &session, json!({"elicitation": {}}));
+    let mut events = start_call(&host, &session, &client, "greet");
+    events.next_message().unwrap();
+    client.post(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 50, "reason": "stop"}}));
+    assert_eq!(
+        seen.recv_timeout(Duration::from_secs(10)).unwrap(),
+        Err(AskError::Cancelled("stop".into()))
+    );
+
+    let mut events = start_call(&host, &session, &client, "greet");
+    let id = events.next_message().unwrap()["id"].clone();
+    drop(session);
+    assert_eq!(
+        seen.recv_timeout(Duration::from_secs(10)).unwrap(),
+        Err(AskError::Cancelled("the session was closed".into()))
+    );
+    assert_eq!(
+        answer(&mut client, &id, json!({"action": "decline"})),
+        401,
+        "late answers meet a dead bearer"
+    );
+}
+
+#[test]
+fn the_call_deadline_wakes_a_waiting_handler() {
+    let (host, session, seen) =
+        host(HostConfig::default().call_timeout(Duration::from_millis(100)));
+    let client = stateful(&host, &session, json!({"elicitation": {}}));
+    let mut events = start_call(&host, &session, &client, "greet");
+    events.next_message().unwrap();
+    let last = events.next_message().unwrap();
+    assert_eq!(
+        last["result"]["isError"], true,
+        "the client got the timeout"
+    );
+    assert!(seen.recv_timeout(Duration::from_secs(10)).unwrap().is_err());
+}
+
+fn stateless_call(
+    conn: &mut Conn,
+    session: &ToolSession,
+    params: Value,
+    capabilities: Value,
+) -> (u16, Value) {
+    let reply = toolhost_tests::stateless_post(
+        conn,
+        &session.authorization(),
+        9,
+        "tools/call",
+        params,
+        capabilities,
+    );
+    let message = reply.json();
+    schema::assert_valid("2026-07-28", "JSONRPCMessage", &message);
+    (reply.status, message)
+}
+
+#[test]
+fn in_2026_07_28_a_question_becomes_an_input_required_round_and_the_retry_completes() {
+    let (host, session, seen) = host(HostConfig::default());
+    let mut conn = Conn::open(host.local_addr()).unwrap();
+    let caps = json!({"elicitation": {}});
+    let (status, first) =
+        stateless_call(&mut conn, &session, json!({"name": "greet"}), caps.clone());
+    assert_eq!(status, 200);
+    let result = &first["result"];
+    schema::assert_valid("2026-07-28", "InputRequiredResult", result);
+    assert_eq!(result["resultType"], "input_required");
+    let (key, request) = result["inputRequests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .unwrap();
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(seen.recv().unwrap(), Err(AskError::InputRequired));
+    let state = result["requestState"].as_str().unwrap().to_owned();
+
+    let retry = json!({"name": "greet", "requestState": state,
+        "inputResponses": {key: {"action": "accept", "content": {"name": "Ada"}}}});
+    let (_, done) = stateless_call(&mut conn, &session, retry.clone(), caps.clone());
+    assert_eq!(done["result"]["resultType"], "complete");
+    assert_eq!(done["result"]["content"][0]["text"], "Hello, Ada!");
+    assert_eq!(session.calls_served(), 2, "the handler ran once per round");
+
+    let (status, replayed) = stateless_call(&mut conn, &session, retry, caps.clone());
+    assert_eq!(
+        (status, replayed["error"]["code"].as_i64()),
+        (400, Some(-32602)),
+        "a state answers one retry"
+    );
+    assert!(replayed["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("already used"));
+}
+
+#[test]
+fn a_tampered_or_foreign_request_state_is_refused_before_the_handler() {
+    let (host, session, _) = host(HostConfig::default());
+    let mut conn = Conn::open(host.local_addr()).unwrap();
+    let caps = json!({"elicitation": {}});
+    let (_, first) = stateless_call(&mut conn, &session, json!({"name": "greet"}), caps.clone());
+    let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+    let served = session.calls_served();
+    for bad in [
+        format!("{state}-TAMPERED"),
+        "garbage".into(),
+        state.replacen('e', "f", 1),
+    ] {
+        let (status, refused) = stateless_call(
+            &mut conn,
+            &session,
+            json!({"name": "greet", "requestState": bad}),
+            caps.clone(),
+        );
+        assert_eq!(
+            (status, refused["error"]["code"].as_i64()),
+            (400, Some(-32602))
+        );
+    }
+    let (_, foreign) = stateless_call(
+        &mut conn,
+        &session,
+        json!({"name": "ask_model", "requestState": state}),
+        json!({"sampling": {}}),
+    );
+    assert!(foreign["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("another tool call"));
+    assert_eq!(
+        session.calls_served(),
+        served,
+        "no refused retry ran the handler"
+    );
+    let (_, bad_responses) = stateless_call(
+        &mut conn,
+        &session,
+        json!({"name": "greet", "inputResponses": 7}),
+        caps,
+    );
+    assert_eq!(bad_responses["error"]["code"], -32602);
+}
+
+#[test]
+fn input_requests_name_their_keys_and_only_ask_what_the_client_declared() {
+    let host = ToolHost::bind(HostConfig::default()).unwrap();
+    let surface = StaticSurface::new()
+        .tool(Tool::new("both", "Asks what it may."), |_, ctx| {
+            let mut asks = Vec::new();
+            if ctx.can_elicit() {
+                asks.push(InputRequest::elicit("name?", name_form()).key("who"));
+            }
+            if ctx.can_sample() {
+                asks.push(
+                    InputRequest::sample(json!({"messages": [], "maxTokens": 5})).key("think"),
+                );
+            }
+            match ctx.ask(asks) {
+                Ok(answers) => ToolOutcome::text(format!("{} answers", answers.len())),
+                Err(err) => err.into(),
+            }
+        })
+        .unwrap();
+    let session = host.open_session(surface);
+    let mut conn = Conn::open(host.local_addr()).unwrap();
+    let (_, first) = stateless_call(
+        &mut conn,
+        &session,
+        json!({"name": "both"}),
+        json!({"sampling": {}}),
+    );
+    let keys: Vec<&String> = first["result"]["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(keys, ["think"]);
+}
+
+#[test]
+fn a_schema_mcp_does_not_allow_for_elicitation_is_never_sent() {
+    let host = ToolHost::bind(HostConfig::default()).unwrap();
+    let seen = Arc::new(Mutex::new(None));
+    let sink = Arc::clone(&seen);
+    let surface = StaticSurface::new()
+        .tool(
+            Tool::new("nested", "Asks for a nested object."),
+            move |_, ctx| {
+                let schema =
+                    json!({"type": "object", "properties": {"address": {"type": "object"}}});
+                let answer = ctx.elicit("address?", schema);
+                *sink.lock().unwrap() = Some(answer.clone());
+                answer.map_or_else(Into::into, |_| ToolOutcome::text("?"))
+            },
+        )
+        .unwrap();
+    let session = host.open_session(surface);
+    let mut client = stateful(&host, &session, json!({"elicitation": {}}));
+    let reply = client.post(
+        &json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "nested"}}),
+    );
+    assert_eq!(reply.header("content-type"), Some("application/json"));
+    assert!(matches!(
+        seen.lock().unwrap().take(),
+        Some(Err(AskError::InvalidRequest(_)))
+    ));
+}
