@@ -16,6 +16,7 @@ use toolhost::{
     Elicitation, HostConfig, LogLevel, StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession,
 };
 use toolhost_tests::schema::assert_valid;
+use toolhost_tests::wait_for;
 
 /// How long a test waits for a line before it fails.
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -298,14 +299,6 @@ fn stateless_meta() -> Value {
         "io.modelcontextprotocol/clientInfo": {"name": "bridge-test", "version": "1"}})
 }
 
-fn wait_until(what: &str, condition: impl Fn() -> bool) {
-    let deadline = Instant::now() + PATIENCE;
-    while !condition() {
-        assert!(Instant::now() < deadline, "{what} did not happen");
-        thread::sleep(Duration::from_millis(5));
-    }
-}
-
 #[test]
 fn a_stateful_client_initializes_lists_and_calls_through_the_relay() {
     let host = host();
@@ -449,7 +442,7 @@ fn requests_run_side_by_side_so_a_long_call_holds_up_nothing() {
 
     bridge.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "slow", "arguments": {}}}));
-    wait_until("the slow call started", || {
+    wait_for("the slow call started", || {
         seen.slow_started.load(Ordering::SeqCst)
     });
     let list = bridge.request(2, "tools/list", json!({}));
@@ -488,7 +481,7 @@ fn a_cancelled_request_stops_its_call_and_gets_no_answer() {
         bridge.send(
             &json!({"jsonrpc": "2.0", "id": "slow-1", "method": "tools/call", "params": params}),
         );
-        wait_until("the slow call started", || {
+        wait_for("the slow call started", || {
             seen.slow_started.load(Ordering::SeqCst)
         });
         assert!(!seen.slow_cancelled.load(Ordering::SeqCst));
@@ -496,7 +489,7 @@ fn a_cancelled_request_stops_its_call_and_gets_no_answer() {
             &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
             "params": {"requestId": "slow-1", "reason": "the user gave up"}}),
         );
-        wait_until(
+        wait_for(
             &format!("stateless {stateless}: the call saw its cancel"),
             || seen.slow_cancelled.load(Ordering::SeqCst),
         );
