@@ -63,6 +63,16 @@ fn tools(answers: &Answers) -> StaticSurface {
         .expect("ask")
 }
 
+/// Appends the text of the agent's message chunks to `said`.
+fn collect_text(said: &mut String, update: &Update) {
+    if let Update::AgentMessage {
+        text: Some(text), ..
+    } = update
+    {
+        said.push_str(text);
+    }
+}
+
 /// Runs a turn, collecting what the agent said; allows every tool call.
 fn turn(
     agent: &mut Agent,
@@ -74,14 +84,7 @@ fn turn(
     let mut prompt = agent
         .prompt(session_id, text)
         .timeout(Duration::from_secs(60))
-        .on_update(|update| {
-            if let Update::AgentMessage {
-                text: Some(text), ..
-            } = update
-            {
-                said.push_str(text);
-            }
-        })
+        .on_update(|update| collect_text(&mut said, update))
         .on_permission(PermissionChoice::allow);
     if let Some(tools) = tools {
         prompt = prompt.tools(tools);
@@ -328,14 +331,7 @@ pub fn a_turn_past_its_timeout_is_cancelled_and_later_permissions_are_cancelled(
         .prompt(&id, "take your time")
         .tools(&session)
         .timeout(Duration::from_millis(300))
-        .on_update(|update| {
-            if let Update::AgentMessage {
-                text: Some(text), ..
-            } = update
-            {
-                said.push_str(text);
-            }
-        })
+        .on_update(|update| collect_text(&mut said, update))
         .on_permission(|request| {
             asked += 1;
             PermissionChoice::allow(request)
