@@ -53,6 +53,7 @@
 //! stdin and stdout.
 
 mod relay;
+mod workers;
 
 use std::env;
 use std::fmt;

@@ -1,6 +1,7 @@
 //! The relay's threads: one reads the input, one coordinates, one per
-//! request in flight carries it upstream and its answer back, and one
-//! listens on the MCP session's standalone stream.
+//! request in flight carries it upstream and its answer back (kept for the
+//! next request: `workers.rs`), and one listens on the MCP session's
+//! standalone stream.
 //!
 //! Every line to the output goes through [`Output`], one whole line under
 //! one lock, so that answers arriving on several threads at once never
@@ -20,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::workers::Workers;
 use super::Ending;
 use crate::client::forward::{request_ids, Link, Unanswered, Upstream};
 use crate::client::{CancelHandle, ClientError};
@@ -112,14 +114,6 @@ struct InFlight {
 /// The requests in flight, by their id as JSON text.
 type InFlightMap = Arc<Mutex<HashMap<String, InFlight>>>;
 
-/// Keep-alive connections between requests: a request takes one (or opens
-/// a new one) and gives it back when done, so that a client calling one
-/// request after another pays no connect each time.
-type Links = Arc<Mutex<Vec<Link>>>;
-
-/// The most idle connections kept.
-const MAX_IDLE_LINKS: usize = 16;
-
 /// The state the coordinator keeps.
 struct Relay {
     upstream: Arc<Upstream>,
@@ -132,7 +126,7 @@ struct Relay {
     link: Link,
     /// Stops the standalone stream's thread, once one runs.
     listener: Option<CancelHandle>,
-    idle: Links,
+    workers: Workers,
 }
 
 pub(super) fn run<R, W>(upstream: Upstream, input: R, output: W) -> Ending
@@ -161,7 +155,7 @@ where
         ended: Arc::default(),
         link: Link::default(),
         listener: None,
-        idle: Links::default(),
+        workers: Workers::default(),
     };
     let ending = loop {
         // The relay holds a sender itself, so the channel never disconnects.
@@ -261,9 +255,9 @@ impl Relay {
         None
     }
 
-    /// Sends a request (or a batch holding requests) on a thread of its
-    /// own, which hands its answer to the output. `initialize` is carried
-    /// before the next line is read.
+    /// Sends a request (or a batch holding requests) on a request thread
+    /// of its own, which hands its answer to the output. `initialize` is
+    /// carried before the next line is read.
     fn request(&mut self, message: Value, ids: Vec<Value>) -> Option<Ending> {
         if self.ended.load(Ordering::SeqCst) {
             for id in &ids {
@@ -293,18 +287,17 @@ impl Relay {
             events: self.events.clone(),
             in_flight: Arc::clone(&self.in_flight),
             ended: Arc::clone(&self.ended),
-            idle: Arc::clone(&self.idle),
         };
         if message.get("method").and_then(Value::as_str) == Some("initialize") {
             // What follows travels in the MCP session this opens: carry it
             // before reading on, whatever the client sends meanwhile.
-            carrier.carry(&message, &cancel, &keys);
+            carrier.carry(&mut Link::default(), &message, &cancel, &keys);
             return None;
         }
-        let spawned = thread::Builder::new()
-            .name("stdio-bridge-request".into())
-            .spawn(move || carrier.carry(&message, &cancel, &keys));
-        if let Err(err) = spawned {
+        let started = self.workers.run(Box::new(move |link| {
+            carrier.carry(link, &message, &cancel, &keys);
+        }));
+        if let Err(err) = started {
             let problem =
                 format!("toolhost stdio bridge: cannot start a thread for the request ({err})");
             for id in &ids {
@@ -393,33 +386,22 @@ struct Carrier {
     events: Sender<Event>,
     in_flight: InFlightMap,
     ended: Arc<AtomicBool>,
-    idle: Links,
 }
 
 impl Carrier {
     /// Carries one request upstream and its answer back; answers what did
     /// not get an answer with an error saying why.
-    fn carry(self, message: &Value, cancel: &CancelHandle, keys: &[String]) {
-        let mut link = lock(&self.idle).pop().unwrap_or_default();
+    fn carry(self, link: &mut Link, message: &Value, cancel: &CancelHandle, keys: &[String]) {
         let output = &self.output;
         let outcome = self
             .upstream
-            .request(&mut link, message, cancel, &mut |answer| {
-                output.send(&answer)
-            });
+            .request(link, message, cancel, &mut |answer| output.send(&answer));
         {
             let mut in_flight = lock(&self.in_flight);
             for key in keys {
                 in_flight.remove(key);
             }
         }
-        // A link whose exchange failed or was cut has dropped its
-        // connection already; one that is still open is worth keeping.
-        let mut idle = lock(&self.idle);
-        if idle.len() < MAX_IDLE_LINKS {
-            idle.push(link);
-        }
-        drop(idle);
         let Err(Unanswered { ids, error }) = outcome else {
             return;
         };
