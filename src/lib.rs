@@ -366,8 +366,9 @@ mod sse;
 mod sync;
 
 pub use call::{
-    surface_fn, AskError, CallContext, Elicitation, FnSurface, InputRequest, Reply, StaticSurface,
-    SurfaceBuilder, ToolError, ToolSurface,
+    surface_fn, AskError, CallContext, Elicitation, FnSurface, InputRequest, LayeredBuilder,
+    LayeredSurface, Reply, SessionLink, StaticSurface, SurfaceBuilder, ToolError, ToolRegistry,
+    ToolSurface,
 };
 pub use config::{
     HostConfig, DEFAULT_CALL_KEEP_ALIVE, DEFAULT_KEEP_ALIVE, DEFAULT_LONG_CALL_REPORT,
