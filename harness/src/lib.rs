@@ -12,6 +12,7 @@ pub mod events;
 pub mod mcp;
 pub mod schema;
 pub mod sse;
+pub mod wait;
 pub mod wire;
 
 pub use events::EventLog;
@@ -19,4 +20,5 @@ pub use mcp::{
     ask, call_in, stateless_post, McpClient, JSON_HEADERS, REVISIONS, STATEFUL, STATELESS,
 };
 pub use sse::{get_stream, listen, sse_events, sse_messages, EventStream, Item, SseEvent};
+pub use wait::wait_for;
 pub use wire::{Conn, Reply};

@@ -13,15 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use toolhost::client::{CallOptions, CancelHandle, ClientError, Era};
 use toolhost::{Event, HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession};
-
-/// Polls `done` for up to 20 s; a property, not a timing.
-fn wait_for(what: &str, done: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !done() {
-        assert!(Instant::now() < deadline, "gave up waiting for {what}");
-        thread::sleep(Duration::from_millis(5));
-    }
-}
+use toolhost_tests::wait_for;
 
 /// A host whose `work` tool takes `work_ms` and records the most handlers
 /// seen running at once, whose `gate` tool runs until released, and whose
@@ -35,6 +27,9 @@ struct Rig {
     release: Arc<AtomicUsize>,
     events: Arc<Mutex<Vec<Event>>>,
 }
+
+/// A call made on a thread of its own; joining it gives the result's text.
+type Caller = thread::JoinHandle<Result<String, ClientError>>;
 
 fn rig(config: HostConfig, work_ms: u64) -> Rig {
     let events = Arc::new(Mutex::new(Vec::new()));
@@ -85,6 +80,17 @@ fn rig(config: HostConfig, work_ms: u64) -> Rig {
 }
 
 impl Rig {
+    /// With one call slot: a `gate` call that runs, and one that waits.
+    fn one_running_one_waiting(&self, era: Era) -> (Caller, Caller) {
+        let first = self.gate(era, "first");
+        wait_for("the first call to run", || {
+            self.started.lock().unwrap().len() == 1
+        });
+        let second = self.gate(era, "second");
+        wait_for("the second call to queue", || self.queued() == 1);
+        (first, second)
+    }
+
     fn count(&self, matches: impl Fn(&Event) -> bool) -> usize {
         self.events
             .lock()
@@ -99,7 +105,7 @@ impl Rig {
     }
 
     /// Calls `gate` with `tag` on a thread of its own, in `era`.
-    fn gate(&self, era: Era, tag: &str) -> thread::JoinHandle<Result<String, ClientError>> {
+    fn gate(&self, era: Era, tag: &str) -> Caller {
         let mut client = self.session.client_builder().era(era).connect().unwrap();
         let tag = tag.to_owned();
         thread::spawn(move || {
@@ -233,12 +239,7 @@ fn a_waiting_call_the_client_cancels_never_runs_and_the_others_go_on() {
 #[test]
 fn waiting_calls_are_answered_without_running_when_the_session_is_dropped() {
     let rig = rig(HostConfig::default().max_concurrent_calls(1), 0);
-    let first = rig.gate(Era::Stateful, "first");
-    wait_for("the first call to run", || {
-        rig.started.lock().unwrap().len() == 1
-    });
-    let second = rig.gate(Era::Stateful, "second");
-    wait_for("the second call to queue", || rig.queued() == 1);
+    let (first, second) = rig.one_running_one_waiting(Era::Stateful);
     let Rig {
         session,
         started,
@@ -291,12 +292,7 @@ fn a_waiting_call_past_its_deadline_gets_the_deadline_error_and_never_runs() {
 #[test]
 fn shutdown_answers_waiting_calls_without_running_them() {
     let rig = rig(HostConfig::default().max_concurrent_calls(1), 0);
-    let first = rig.gate(Era::Stateful, "first");
-    wait_for("the first call to run", || {
-        rig.started.lock().unwrap().len() == 1
-    });
-    let second = rig.gate(Era::Stateful, "second");
-    wait_for("the second call to queue", || rig.queued() == 1);
+    let (first, second) = rig.one_running_one_waiting(Era::Stateful);
     rig.host.shutdown();
     let text = second.join().unwrap().unwrap();
     assert!(text.contains("shutting down"), "{text}");

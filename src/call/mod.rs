@@ -24,3 +24,13 @@ pub use surface::{
     ToolRegistry, ToolSurface,
 };
 pub use typed::Reply;
+
+/// What a panicking handler or surface left as its message, for the event
+/// hook (the model never sees it).
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a non-string panic payload".to_owned())
+}

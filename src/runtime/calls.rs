@@ -23,6 +23,7 @@ use super::timer::{JobId, Timer};
 use super::{Job, Outlet, Runtime};
 use crate::call::ask::Asking;
 use crate::call::context::{CallContext, Talk};
+use crate::call::panic_message;
 use crate::call::port::{Answer, CallLink, Cancellation, Gone};
 use crate::event::{emit, heard, Event};
 use crate::mcp::{self, CallPlan, StepResult};
@@ -149,14 +150,6 @@ impl Drop for Watch {
             self.timer.cancel(job);
         }
     }
-}
-
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a non-string panic payload".to_owned())
 }
 
 impl Runtime {
