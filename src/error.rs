@@ -60,6 +60,12 @@ pub enum Error {
         /// The shared name.
         name: String,
     },
+    /// A tool name the application reserved for a tool of its own (see
+    /// [`ToolRegistry::reserve`](crate::ToolRegistry::reserve)).
+    ReservedToolName {
+        /// The name as given.
+        name: String,
+    },
     /// The server name breaks the rules of
     /// [`HostConfig::server_name`](crate::HostConfig::server_name): agents
     /// build tool names from it, so it must be short and plain.
@@ -113,6 +119,10 @@ impl fmt::Display for Error {
             Error::DuplicateTool { name } => write!(
                 f,
                 "a tool named {name:?} is already registered on this surface; tool names must be unique"
+            ),
+            Error::ReservedToolName { name } => write!(
+                f,
+                "tool name {name:?} is reserved by the application for a tool of its own; pick another name"
             ),
             Error::InvalidServerName { name, problem } => write!(
                 f,

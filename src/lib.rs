@@ -184,6 +184,11 @@
 //! allows them — is a [`surface_fn`] (or a [`ToolSurface`] of your own):
 //! the host asks it on every request, and
 //! [`ToolSession::notify_tools_changed`] tells the clients to list again.
+//! A [`ToolRegistry`] does both by itself: tools registered and withdrawn
+//! from any thread are announced to every session that serves it. A
+//! [`LayeredSurface`] stacks surfaces in order of precedence — the
+//! application's own tools above a plugin's — so that a lower layer can
+//! never take a name, or a call, from a higher one.
 //!
 //! # Progress and cancellation
 //!
@@ -378,8 +383,9 @@ pub mod stdio_bridge;
 mod sync;
 
 pub use call::{
-    surface_fn, AskError, CallContext, Elicitation, FnSurface, InputRequest, Reply, StaticSurface,
-    SurfaceBuilder, ToolError, ToolSurface,
+    surface_fn, AskError, CallContext, Elicitation, FnSurface, InputRequest, LayeredBuilder,
+    LayeredSurface, Reply, SessionLink, StaticSurface, SurfaceBuilder, ToolError, ToolRegistry,
+    ToolSurface,
 };
 pub use config::{
     HostConfig, DEFAULT_CALL_KEEP_ALIVE, DEFAULT_KEEP_ALIVE, DEFAULT_LONG_CALL_REPORT,

@@ -3,16 +3,18 @@
 //! session's counters, and revocation on drop.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use serde_json::Value;
 
 use crate::acp;
-use crate::call::ToolSurface;
+use crate::call::link::SessionPort;
+use crate::call::{SessionLink, ToolSurface};
 #[cfg(feature = "client")]
 use crate::client::{Client, ClientBuilder, ClientError, Era};
 use crate::crypto::hex;
 use crate::error::Error;
+use crate::event::{emit, Event, EventHook};
 use crate::runtime::hub::Hub;
 use crate::runtime::table::{SessionEntry, SessionTable};
 
@@ -52,8 +54,14 @@ impl ToolSession {
         table: Arc<SessionTable>,
         endpoint: Arc<Endpoint>,
         surface: Box<dyn ToolSurface>,
+        hook: Option<EventHook>,
     ) -> ToolSession {
         let (entry, token) = table.insert(surface);
+        entry.surface.on_open(SessionLink::new(Arc::new(Served {
+            hub: Arc::downgrade(&endpoint.hub),
+            entry: Arc::downgrade(&entry),
+            hook,
+        })));
         ToolSession {
             table,
             entry,
@@ -402,6 +410,41 @@ impl fmt::Debug for ToolSession {
             .field("url", &self.url())
             .field("calls_served", &self.calls_served())
             .finish_non_exhaustive()
+    }
+}
+
+/// What a surface holds of a session that serves it: weak handles, so
+/// that a surface kept alive elsewhere never keeps the session (and the
+/// session's entry, which owns the surface, never forms a cycle with it).
+struct Served {
+    hub: Weak<Hub>,
+    entry: Weak<SessionEntry>,
+    hook: Option<EventHook>,
+}
+
+impl Served {
+    fn open_entry(&self) -> Option<Arc<SessionEntry>> {
+        self.entry.upgrade().filter(|entry| !entry.is_revoked())
+    }
+}
+
+impl SessionPort for Served {
+    fn tools_changed(&self) -> bool {
+        match (self.open_entry(), self.hub.upgrade()) {
+            (Some(entry), Some(hub)) => {
+                hub.tools_changed(entry.locator);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn is_open(&self) -> bool {
+        self.open_entry().is_some() && self.hub.strong_count() > 0
+    }
+
+    fn report(&self, event: Event) {
+        emit(self.hook.as_ref(), || event);
     }
 }
 

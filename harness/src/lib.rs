@@ -19,6 +19,6 @@ pub use events::EventLog;
 pub use mcp::{
     ask, call_in, stateless_post, McpClient, JSON_HEADERS, REVISIONS, STATEFUL, STATELESS,
 };
-pub use sse::{sse_events, sse_messages, EventStream, Item, SseEvent};
+pub use sse::{get_stream, listen, sse_events, sse_messages, EventStream, Item, SseEvent};
 pub use wait::wait_for;
 pub use wire::{Conn, Reply};

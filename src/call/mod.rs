@@ -10,6 +10,7 @@
 pub(crate) mod ask;
 pub(crate) mod context;
 pub(crate) mod fallible;
+pub(crate) mod link;
 pub(crate) mod port;
 pub(crate) mod surface;
 pub(crate) mod typed;
@@ -17,7 +18,11 @@ pub(crate) mod typed;
 pub use ask::{AskError, Elicitation, InputRequest};
 pub use context::CallContext;
 pub use fallible::ToolError;
-pub use surface::{surface_fn, FnSurface, StaticSurface, SurfaceBuilder, ToolSurface};
+pub use link::SessionLink;
+pub use surface::{
+    surface_fn, FnSurface, LayeredBuilder, LayeredSurface, StaticSurface, SurfaceBuilder,
+    ToolRegistry, ToolSurface,
+};
 pub use typed::Reply;
 
 /// What a panicking handler or surface left as its message, for the event

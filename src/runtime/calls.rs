@@ -311,12 +311,15 @@ impl Runtime {
                 let Some(outlet) = outlet.upgrade() else {
                     return;
                 };
-                cancel.cancel("the call's deadline passed", false);
-                outlet.answer(&message);
+                // Reported, answered, then cancelled: the hook hears of it
+                // first, the client reads why its call ended, and a waiting
+                // call then leaves the line with its answer already given.
                 emit(hook.as_ref(), || Event::CallTimedOut {
                     tool: name,
                     after: limit,
                 });
+                outlet.answer(&message);
+                cancel.cancel("the call's deadline passed", false);
             }));
         }
         let long_call_report = self
