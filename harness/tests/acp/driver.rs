@@ -319,12 +319,19 @@ pub fn nothing_the_agent_started_outlives_the_driver() {
     assert_eq!(turn.code, Some(0), "{}", turn.show());
 }
 
-pub fn a_turn_past_its_timeout_is_cancelled_and_later_permissions_are_cancelled() {
+/// A host with the test tools, and the stand-in in `mode`, initialized,
+/// with an ACP session open on them.
+fn session_with(mode: &str) -> (ToolHost, ToolSession, Agent, String) {
     let host = ToolHost::bind(HostConfig::default()).expect("bind");
     let session = host.open_session(tools(&Answers::default()));
-    let mut agent = standin("slow-turn");
+    let mut agent = standin(mode);
     agent.initialize().expect("initialize");
     let id = agent.new_session(&cwd(), &session).expect("session/new");
+    (host, session, agent, id)
+}
+
+pub fn a_turn_past_its_timeout_is_cancelled_and_later_permissions_are_cancelled() {
+    let (_host, session, mut agent, id) = session_with("slow-turn");
     let mut said = String::new();
     let mut asked = 0;
     let summary = agent
@@ -352,11 +359,7 @@ pub fn a_turn_past_its_timeout_is_cancelled_and_later_permissions_are_cancelled(
 }
 
 pub fn a_turn_cancelled_from_its_own_callback_ends_cancelled_without_a_timeout() {
-    let host = ToolHost::bind(HostConfig::default()).expect("bind");
-    let session = host.open_session(tools(&Answers::default()));
-    let mut agent = standin("slow-turn");
-    agent.initialize().expect("initialize");
-    let id = agent.new_session(&cwd(), &session).expect("session/new");
+    let (_host, session, mut agent, id) = session_with("slow-turn");
     let cancel = TurnCancel::new();
     let from_callback = cancel.clone();
     let summary = agent
