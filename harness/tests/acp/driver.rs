@@ -359,7 +359,7 @@ pub fn a_turn_past_its_timeout_is_cancelled_and_later_permissions_are_cancelled(
 }
 
 pub fn a_turn_cancelled_from_its_own_callback_ends_cancelled_without_a_timeout() {
-    let (_host, session, mut agent, id) = session_with("slow-turn");
+    let (_host, _session, mut agent, id) = session_with("slow-turn");
     let cancel = TurnCancel::new();
     let from_callback = cancel.clone();
     let summary = agent
