@@ -60,6 +60,12 @@ pub enum Error {
         /// The shared name.
         name: String,
     },
+    /// A tool name the application reserved for a tool of its own (see
+    /// [`ToolRegistry::reserve`](crate::ToolRegistry::reserve)).
+    ReservedToolName {
+        /// The name as given.
+        name: String,
+    },
     /// The server name breaks the rules of
     /// [`HostConfig::server_name`](crate::HostConfig::server_name): agents
     /// build tool names from it, so it must be short and plain.
@@ -74,6 +80,12 @@ pub enum Error {
         /// Which setting.
         setting: &'static str,
         /// What is wrong with it.
+        problem: String,
+    },
+    /// The stdio `mcpServers` entry cannot be offered (see
+    /// [`ToolSession::stdio_bridge_entry`](crate::ToolSession::stdio_bridge_entry)).
+    StdioEntry {
+        /// Why, and what to do instead.
         problem: String,
     },
 }
@@ -108,6 +120,10 @@ impl fmt::Display for Error {
                 f,
                 "a tool named {name:?} is already registered on this surface; tool names must be unique"
             ),
+            Error::ReservedToolName { name } => write!(
+                f,
+                "tool name {name:?} is reserved by the application for a tool of its own; pick another name"
+            ),
             Error::InvalidServerName { name, problem } => write!(
                 f,
                 "server name {name:?} is invalid because {problem}; use 1 to 32 characters of A-Z, \
@@ -116,6 +132,9 @@ impl fmt::Display for Error {
             ),
             Error::InvalidConfig { setting, problem } => {
                 write!(f, "invalid {setting}: {problem}")
+            }
+            Error::StdioEntry { problem } => {
+                write!(f, "cannot offer the stdio mcpServers entry: {problem}")
             }
         }
     }

@@ -130,6 +130,18 @@ pub enum Event {
         /// What happened.
         message: String,
     },
+    /// A layer of a [`LayeredSurface`](crate::LayeredSurface) lists a tool
+    /// that a layer before it supplies or reserves: the agent never sees
+    /// or reaches this one. Reported once each time the set of hidden
+    /// tools changes.
+    ToolShadowed {
+        /// The layer whose tool is hidden.
+        layer: String,
+        /// The tool's name.
+        tool: String,
+        /// The layer that owns the name.
+        owner: String,
+    },
 }
 
 /// Why a request's credential was refused.
@@ -182,7 +194,8 @@ impl Event {
             | Event::CallTimedOut { .. }
             | Event::CallRunningLong { .. }
             | Event::AuthRefused { .. }
-            | Event::SchemaWarnings { .. } => log::Level::Warn,
+            | Event::SchemaWarnings { .. }
+            | Event::ToolShadowed { .. } => log::Level::Warn,
             Event::CallFinished {
                 outcome: CallResult::Failed { .. },
                 ..
@@ -246,6 +259,10 @@ impl fmt::Display for Event {
                 warnings.join("; ")
             ),
             Event::SurfaceFault { message } => write!(f, "the tool surface misbehaved: {message}"),
+            Event::ToolShadowed { layer, tool, owner } => write!(
+                f,
+                "tool {tool:?} of layer {layer:?} is hidden: layer {owner:?} owns that name"
+            ),
         }
     }
 }

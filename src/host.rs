@@ -182,6 +182,7 @@ impl ToolHost {
             Arc::clone(&self.table),
             Arc::clone(&self.endpoint),
             Box::new(surface),
+            self.hook.clone(),
         )
     }
 

@@ -184,6 +184,11 @@
 //! allows them — is a [`surface_fn`] (or a [`ToolSurface`] of your own):
 //! the host asks it on every request, and
 //! [`ToolSession::notify_tools_changed`] tells the clients to list again.
+//! A [`ToolRegistry`] does both by itself: tools registered and withdrawn
+//! from any thread are announced to every session that serves it. A
+//! [`LayeredSurface`] stacks surfaces in order of precedence — the
+//! application's own tools above a plugin's — so that a lower layer can
+//! never take a name, or a call, from a higher one.
 //!
 //! # Progress and cancellation
 //!
@@ -311,6 +316,15 @@
 //! secret in it when [`HostConfig::capability_urls`] allows one. All of
 //! them are secrets: `Debug` never shows them, and no event carries them.
 //!
+//! An ACP agent need not take the HTTP entry: ACP requires only stdio of
+//! agents. Given the agent's `initialize` answer,
+//! [`ToolSession::acp_mcp_servers_for`] offers HTTP where the agent
+//! announced it and a stdio entry otherwise (the agents behind that rule
+//! are listed in [`acp`]). The stdio entry starts this program again, with
+//! the session in its environment; a program that offers it begins `main`
+//! with [`stdio_bridge::run_if_requested`], which turns that copy into a
+//! relay between the agent's stdio and the session.
+//!
 //! # Events and logs
 //!
 //! [`HostConfig::on_event`] hands every [`Event`] to the application: calls
@@ -344,9 +358,10 @@
 // The crate, bottom-up: leaves (`sync`, `crypto`, `base64`, `sse`,
 // `error`, `event`, `schema`), the vocabulary (`model`), the handler side
 // (`call`), the sans-IO protocol core (`mcp`), the runtime (`runtime`),
-// and the shell (`http`, `host`, `session`, `config`, `acp`). Each uses
-// only those before it; `client` builds on the vocabulary alone.
-mod acp;
+// and the shell (`http`, `host`, `session`, `config`, `acp`,
+// `stdio_bridge`). Each uses only those before it; `client` builds on the
+// vocabulary alone.
+pub mod acp;
 mod base64;
 mod call;
 #[cfg(feature = "client")]
@@ -363,11 +378,14 @@ mod runtime;
 mod schema;
 mod session;
 mod sse;
+#[cfg(feature = "client")]
+pub mod stdio_bridge;
 mod sync;
 
 pub use call::{
-    surface_fn, AskError, CallContext, Elicitation, FnSurface, InputRequest, Reply, StaticSurface,
-    SurfaceBuilder, ToolError, ToolSurface,
+    surface_fn, AskError, CallContext, Elicitation, FnSurface, InputRequest, LayeredBuilder,
+    LayeredSurface, Reply, SessionLink, StaticSurface, SurfaceBuilder, ToolError, ToolRegistry,
+    ToolSurface,
 };
 pub use config::{
     HostConfig, DEFAULT_CALL_KEEP_ALIVE, DEFAULT_KEEP_ALIVE, DEFAULT_LONG_CALL_REPORT,

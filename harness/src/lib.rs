@@ -15,11 +15,13 @@ pub mod mcp;
 pub mod process;
 pub mod schema;
 pub mod sse;
+pub mod wait;
 pub mod wire;
 
 pub use events::EventLog;
 pub use mcp::{
     ask, call_in, stateless_post, McpClient, JSON_HEADERS, REVISIONS, STATEFUL, STATELESS,
 };
-pub use sse::{sse_events, sse_messages, EventStream, Item, SseEvent};
+pub use sse::{get_stream, listen, sse_events, sse_messages, EventStream, Item, SseEvent};
+pub use wait::wait_for;
 pub use wire::{Conn, Reply};

@@ -6,7 +6,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{json, Value};
+use toolhost::{ToolHost, ToolSession};
 
 /// What arrives on a stream.
 #[derive(Debug, PartialEq)]
@@ -168,4 +169,41 @@ pub fn sse_messages(body: &[u8]) -> Vec<Value> {
         .filter_map(|event| event.data.filter(|d| !d.trim().is_empty()))
         .map(|data| serde_json::from_str(&data).expect("event data is JSON"))
         .collect()
+}
+
+/// Opens the standalone `GET` event stream of MCP session `mcp_session`
+/// (stateful revisions).
+pub fn get_stream(host: &ToolHost, session: &ToolSession, mcp_session: &str) -> EventStream {
+    EventStream::open(
+        host.local_addr(),
+        &format!(
+            "GET /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nMcp-Session-Id: {mcp_session}\r\nAccept: text/event-stream\r\n\r\n",
+            host.local_addr(),
+            session.authorization()
+        ),
+    )
+}
+
+/// Opens a 2026-07-28 `subscriptions/listen` stream asking for
+/// `notifications` (e.g. `{"toolsListChanged": true}`), as request `id`.
+pub fn listen(
+    host: &ToolHost,
+    session: &ToolSession,
+    id: i64,
+    notifications: Value,
+) -> EventStream {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": {
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {}},
+        "notifications": notifications}})
+    .to_string();
+    EventStream::open(
+        host.local_addr(),
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\nContent-Length: {}\r\n\r\n{body}",
+            host.local_addr(),
+            session.authorization(),
+            body.len()
+        ),
+    )
 }

@@ -13,15 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use toolhost::client::{CallOptions, CancelHandle, ClientError, Era};
 use toolhost::{Event, HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession};
-
-/// Polls `done` for up to 20 s; a property, not a timing.
-fn wait_for(what: &str, done: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !done() {
-        assert!(Instant::now() < deadline, "gave up waiting for {what}");
-        thread::sleep(Duration::from_millis(5));
-    }
-}
+use toolhost_tests::wait_for;
 
 /// A host whose `work` tool takes `work_ms` and records the most handlers
 /// seen running at once, whose `gate` tool runs until released, and whose
@@ -35,6 +27,9 @@ struct Rig {
     release: Arc<AtomicUsize>,
     events: Arc<Mutex<Vec<Event>>>,
 }
+
+/// A call made on a thread of its own; joining it gives the result's text.
+type Caller = thread::JoinHandle<Result<String, ClientError>>;
 
 fn rig(config: HostConfig, work_ms: u64) -> Rig {
     let events = Arc::new(Mutex::new(Vec::new()));
@@ -85,6 +80,17 @@ fn rig(config: HostConfig, work_ms: u64) -> Rig {
 }
 
 impl Rig {
+    /// With one call slot: a `gate` call that runs, and one that waits.
+    fn one_running_one_waiting(&self, era: Era) -> (Caller, Caller) {
+        let first = self.gate(era, "first");
+        wait_for("the first call to run", || {
+            self.started.lock().unwrap().len() == 1
+        });
+        let second = self.gate(era, "second");
+        wait_for("the second call to queue", || self.queued() == 1);
+        (first, second)
+    }
+
     fn count(&self, matches: impl Fn(&Event) -> bool) -> usize {
         self.events
             .lock()
@@ -99,7 +105,7 @@ impl Rig {
     }
 
     /// Calls `gate` with `tag` on a thread of its own, in `era`.
-    fn gate(&self, era: Era, tag: &str) -> thread::JoinHandle<Result<String, ClientError>> {
+    fn gate(&self, era: Era, tag: &str) -> Caller {
         let mut client = self.session.client_builder().era(era).connect().unwrap();
         let tag = tag.to_owned();
         thread::spawn(move || {
@@ -233,12 +239,7 @@ fn a_waiting_call_the_client_cancels_never_runs_and_the_others_go_on() {
 #[test]
 fn waiting_calls_are_answered_without_running_when_the_session_is_dropped() {
     let rig = rig(HostConfig::default().max_concurrent_calls(1), 0);
-    let first = rig.gate(Era::Stateful, "first");
-    wait_for("the first call to run", || {
-        rig.started.lock().unwrap().len() == 1
-    });
-    let second = rig.gate(Era::Stateful, "second");
-    wait_for("the second call to queue", || rig.queued() == 1);
+    let (first, second) = rig.one_running_one_waiting(Era::Stateful);
     let Rig {
         session,
         started,
@@ -273,30 +274,28 @@ fn a_waiting_call_past_its_deadline_gets_the_deadline_error_and_never_runs() {
     });
     let second = rig.gate(Era::Stateless, "second");
     let text = second.join().unwrap().unwrap();
-    assert!(text.contains("deadline"), "{text}");
+    assert!(
+        text.contains("did not finish within its deadline"),
+        "{text}"
+    );
     assert!(stubborn.join().unwrap().text().contains("deadline"));
     assert!(
         rig.started.lock().unwrap().is_empty(),
         "the waiting call never ran"
     );
     assert_eq!(rig.count(|e| matches!(e, Event::CallTimedOut { .. })), 2);
-    assert_eq!(
+    // The waiting call leaves the line right after its answer went out.
+    wait_for("the waiting call to leave the line", || {
         rig.count(
-            |e| matches!(e, Event::CallAbandoned { reason, .. } if reason.contains("deadline"))
-        ),
-        1
-    );
+            |e| matches!(e, Event::CallAbandoned { reason, .. } if reason.contains("deadline")),
+        ) == 1
+    });
 }
 
 #[test]
 fn shutdown_answers_waiting_calls_without_running_them() {
     let rig = rig(HostConfig::default().max_concurrent_calls(1), 0);
-    let first = rig.gate(Era::Stateful, "first");
-    wait_for("the first call to run", || {
-        rig.started.lock().unwrap().len() == 1
-    });
-    let second = rig.gate(Era::Stateful, "second");
-    wait_for("the second call to queue", || rig.queued() == 1);
+    let (first, second) = rig.one_running_one_waiting(Era::Stateful);
     rig.host.shutdown();
     let text = second.join().unwrap().unwrap();
     assert!(text.contains("shutting down"), "{text}");
@@ -309,13 +308,25 @@ fn sixteen_stalled_bodies_hold_no_worker_and_each_gets_its_408() {
     let rig = rig(
         HostConfig::default()
             .workers(2)
-            .read_timeout(Duration::from_millis(500)),
+            .read_timeout(Duration::from_millis(200)),
         0,
     );
     let addr = rig.host.local_addr();
     let auth = rig.session.authorization();
+    let expired = || rig.count(|e| matches!(e, Event::BadRequest { status: 408, .. }));
+    // The legitimate agent is connected before the stalls start: tiny_http
+    // gives every connection a thread of its own pool, and a connection that
+    // arrives while stalled ones hold every pool thread can wait for one
+    // (see "Slow clients and tiny_http's connection pool" in BENCHMARKS.md).
+    // What this test is about is the host's workers.
+    let mut client = rig
+        .session
+        .client_builder()
+        .era(Era::Stateful)
+        .connect()
+        .unwrap();
     let mut stalled = Vec::new();
-    for _ in 0..16 {
+    for n in 1..=16 {
         let mut stream = TcpStream::connect(addr).unwrap();
         write!(
             stream,
@@ -323,29 +334,17 @@ fn sixteen_stalled_bodies_hold_no_worker_and_each_gets_its_408() {
         )
         .unwrap();
         stalled.push(stream);
-        // tiny_http hands each connection to a thread of its pool, and
-        // queues it when the pool believes a thread is idle; two
-        // connections in the same instant can both be queued for one
-        // thread, and a stalled connection never gives its thread back
-        // (see the note on slow clients in BENCHMARKS.md). Connections
-        // apart by a moment each get a thread.
-        thread::sleep(Duration::from_millis(20));
+        // Its read deadline passing proves it reached the host (and the
+        // next connection then meets tiny_http's pool with no race).
+        wait_for("the stalled body's read deadline", || expired() == n);
     }
-    // Both workers stay free: the protocol is answered while every body
-    // stalls (and before any read deadline has passed).
-    let mut client = rig
-        .session
-        .client_builder()
-        .era(Era::Stateful)
-        .connect()
-        .unwrap();
+    // All 16 bodies stall at once, each holding its reader thread, and both
+    // workers are free: the protocol is answered and a call runs.
     for _ in 0..20 {
         client.ping().unwrap();
     }
     assert_eq!(client.call_tool("work", json!({})).unwrap().text(), "done");
-    wait_for("all 16 read deadlines", || {
-        rig.count(|e| matches!(e, Event::BadRequest { status: 408, .. })) == 16
-    });
+    assert_eq!(expired(), 16);
     for stream in &stalled {
         stream.shutdown(Shutdown::Write).unwrap();
         stream

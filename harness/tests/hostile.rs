@@ -332,63 +332,6 @@ fn a_chunked_body_is_read_and_bounded() {
 }
 
 #[test]
-fn a_stalled_body_holds_its_worker_only_until_a_read_deadline() {
-    // Each worker that gives up on a stalled body reports a 408.
-    let expired = Arc::new(AtomicUsize::new(0));
-    let seen = Arc::clone(&expired);
-    let (host, session, hits) = counted(
-        HostConfig::default()
-            .workers(2)
-            .read_timeout(Duration::from_millis(500))
-            .on_event(move |event| {
-                if matches!(event, Event::BadRequest { status: 408, .. }) {
-                    seen.fetch_add(1, Ordering::SeqCst);
-                }
-            }),
-    );
-    let addr = host.local_addr();
-    let auth = session.authorization();
-    // Bodies over 1 KiB are read by the worker itself (tiny_http buffers
-    // smaller ones on its connection thread): one stalled body per worker.
-    let mut stalled = Vec::new();
-    for _ in 0..2 {
-        let mut stream = TcpStream::connect(addr).unwrap();
-        write!(
-            stream,
-            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {auth}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{{\"jsonrpc\""
-        )
-        .unwrap();
-        stalled.push(stream);
-    }
-    thread::sleep(Duration::from_millis(200));
-    // The legitimate call gets through once the deadline frees a worker
-    // (bounded by the client's read timeout, not measured).
-    only_a_fresh_call_reaches_the_handler(&host, &session, &hits);
-    // Both deadlines pass (on a loaded machine a worker may have taken its
-    // stalled request late; half-closing before its deadline would be a
-    // truncated body, a 400, which is another test's subject).
-    let waited = Instant::now();
-    while expired.load(Ordering::SeqCst) < 2 {
-        assert!(
-            waited.elapsed() < Duration::from_secs(60),
-            "only {} of 2 stalled bodies reached their deadline",
-            expired.load(Ordering::SeqCst)
-        );
-        thread::sleep(Duration::from_millis(10));
-    }
-    // And each stalled client is told why (408) once it gives up.
-    for stream in &stalled {
-        stream.shutdown(Shutdown::Write).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(60)))
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(stream).read_line(&mut line).unwrap();
-        assert!(line.starts_with("HTTP/1.1 408"), "{line}");
-    }
-}
-
-#[test]
 fn the_host_keeps_accepting_connections_long_after_its_read_timeout() {
     // A read timeout set on the listener would also time out accept() and
     // stop tiny_http's accept thread for good; this guards against that.

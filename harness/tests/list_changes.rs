@@ -7,37 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use toolhost::{surface_fn, HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession};
-use toolhost_tests::{schema, EventStream, Item, McpClient};
-
-fn get_stream(host: &ToolHost, session: &ToolSession, mcp_session: &str) -> EventStream {
-    EventStream::open(
-        host.local_addr(),
-        &format!(
-            "GET /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nMcp-Session-Id: {mcp_session}\r\nAccept: text/event-stream\r\n\r\n",
-            host.local_addr(),
-            session.authorization()
-        ),
-    )
-}
-
-fn listen(host: &ToolHost, session: &ToolSession, id: i64, notifications: Value) -> EventStream {
-    let body = json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": {
-        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                  "io.modelcontextprotocol/clientCapabilities": {}},
-        "notifications": notifications}})
-    .to_string();
-    EventStream::open(
-        host.local_addr(),
-        &format!(
-            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\nContent-Length: {}\r\n\r\n{body}",
-            host.local_addr(),
-            session.authorization(),
-            body.len()
-        ),
-    )
-}
+use toolhost_tests::{get_stream, listen, schema, EventStream, Item, McpClient};
 
 fn toggled_host(keep_alive: Duration) -> (ToolHost, ToolSession, Arc<AtomicBool>) {
     let host = ToolHost::bind(HostConfig::default().workers(4).keep_alive(keep_alive)).unwrap();

@@ -14,17 +14,7 @@ use serde_json::{json, Value};
 use toolhost::{
     Event, HostConfig, LogLevel, StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession,
 };
-use toolhost_tests::{schema, sse_messages, EventLog, McpClient, Reply};
-
-/// Waits (bounded) until `done` holds; the bound only keeps a broken build
-/// from hanging, it is not a timing assertion.
-fn wait_for(what: &str, done: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !done() {
-        assert!(Instant::now() < deadline, "gave up waiting for {what}");
-        thread::sleep(Duration::from_millis(5));
-    }
-}
+use toolhost_tests::{schema, sse_messages, wait_for, EventLog, McpClient, Reply};
 
 struct Rig {
     host: ToolHost,

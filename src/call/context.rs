@@ -83,6 +83,22 @@ impl fmt::Debug for CallContext {
 }
 
 impl CallContext {
+    /// A context for a call made in-process, outside any session (a
+    /// registry's direct call in a test): no client to talk back to or
+    /// ask, never cancelled, no deadline.
+    pub(crate) fn detached() -> CallContext {
+        CallContext {
+            request_id: Value::Null,
+            revision: Revision::LATEST_STATEFUL,
+            client: None,
+            cancel: Arc::default(),
+            talk: None,
+            deadline: None,
+            capabilities: Value::Object(Map::new()),
+            asking: None,
+        }
+    }
+
     /// What this run asked that had no answer yet (2026-07-28), for the
     /// host's `input_required` result; `None` in the stateful revisions.
     pub(crate) fn into_round(self) -> Option<Round> {

@@ -10,6 +10,7 @@
 pub(crate) mod ask;
 pub(crate) mod context;
 pub(crate) mod fallible;
+pub(crate) mod link;
 pub(crate) mod port;
 pub(crate) mod surface;
 pub(crate) mod typed;
@@ -17,5 +18,19 @@ pub(crate) mod typed;
 pub use ask::{AskError, Elicitation, InputRequest};
 pub use context::CallContext;
 pub use fallible::ToolError;
-pub use surface::{surface_fn, FnSurface, StaticSurface, SurfaceBuilder, ToolSurface};
+pub use link::SessionLink;
+pub use surface::{
+    surface_fn, FnSurface, LayeredBuilder, LayeredSurface, StaticSurface, SurfaceBuilder,
+    ToolRegistry, ToolSurface,
+};
 pub use typed::Reply;
+
+/// What a panicking handler or surface left as its message, for the event
+/// hook (the model never sees it).
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a non-string panic payload".to_owned())
+}

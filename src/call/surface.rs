@@ -15,14 +15,19 @@ use serde_json::Value;
 
 use super::context::CallContext;
 use super::fallible::ToolError;
+use super::link::SessionLink;
 use super::typed::{typed_tool, Reply};
 use crate::error::Error;
 use crate::event::LOG_TARGET;
 use crate::model::{Tool, ToolOutcome};
 
 mod builder;
+mod layered;
+mod registry;
 
 pub use builder::SurfaceBuilder;
+pub use layered::{LayeredBuilder, LayeredSurface};
+pub use registry::ToolRegistry;
 
 /// A set of tools and the code behind them. Handlers are called concurrently
 /// from the host's workers, outside every lock of the host.
@@ -46,6 +51,16 @@ pub trait ToolSurface: Send + Sync {
     /// Runs the tool `name` with `args` (always a JSON object). Only called for
     /// a name that [`ToolSurface::find_tool`] returned just before.
     fn call(&self, name: &str, args: &Value, ctx: &CallContext) -> ToolOutcome;
+
+    /// Called once for each session the host opens on this surface, with
+    /// that session's [`SessionLink`]. A surface whose tools change on
+    /// their own keeps the link and calls [`SessionLink::tools_changed`]
+    /// when they do, so that the session's clients hear of it without
+    /// [`ToolSession::notify_tools_changed`](crate::ToolSession::notify_tools_changed).
+    /// The default does nothing.
+    fn on_open(&self, link: SessionLink) {
+        let _ = link;
+    }
 }
 
 impl<S: ToolSurface + ?Sized> ToolSurface for Arc<S> {
@@ -58,6 +73,9 @@ impl<S: ToolSurface + ?Sized> ToolSurface for Arc<S> {
     fn call(&self, name: &str, args: &Value, ctx: &CallContext) -> ToolOutcome {
         (**self).call(name, args, ctx)
     }
+    fn on_open(&self, link: SessionLink) {
+        (**self).on_open(link);
+    }
 }
 
 impl<S: ToolSurface + ?Sized> ToolSurface for Box<S> {
@@ -69,6 +87,9 @@ impl<S: ToolSurface + ?Sized> ToolSurface for Box<S> {
     }
     fn call(&self, name: &str, args: &Value, ctx: &CallContext) -> ToolOutcome {
         (**self).call(name, args, ctx)
+    }
+    fn on_open(&self, link: SessionLink) {
+        (**self).on_open(link);
     }
 }
 
@@ -206,17 +227,7 @@ impl StaticSurface {
     /// Registers a tool, or says why not (to the log as well: a refusal
     /// must not vanish in an ignored `Result`).
     fn insert(&mut self, tool: Tool, handler: Handler) -> Result<(), Error> {
-        let refused = match tool.validate() {
-            Err(err) => Some(err),
-            Ok(()) if self.index.contains_key(tool.name()) => Some(Error::DuplicateTool {
-                name: tool.name().to_owned(),
-            }),
-            Ok(()) => None,
-        };
-        if let Some(err) = refused {
-            log::warn!(target: LOG_TARGET, "tool registration refused: {err}");
-            return Err(err);
-        }
+        admit(&tool, self.index.contains_key(tool.name()))?;
         self.index.insert(tool.name().to_owned(), self.tools.len());
         self.tools.push((tool, handler));
         Ok(())
@@ -256,6 +267,21 @@ impl ToolSurface for StaticSurface {
             None => ToolOutcome::declined(format!("unknown tool {name:?}")),
         }
     }
+}
+
+/// Whether `tool` may be registered where `taken` says whether its name
+/// already is; a refusal is logged (at `warn`) as well, since it must not
+/// vanish in an ignored `Result`.
+pub(crate) fn admit(tool: &Tool, taken: bool) -> Result<(), Error> {
+    let refused = match tool.validate() {
+        Err(err) => err,
+        Ok(()) if taken => Error::DuplicateTool {
+            name: tool.name().to_owned(),
+        },
+        Ok(()) => return Ok(()),
+    };
+    log::warn!(target: LOG_TARGET, "tool registration refused: {refused}");
+    Err(refused)
 }
 
 /// A surface made of two closures: one lists the tools available now, the

@@ -17,6 +17,7 @@ use super::lifecycle::Caller;
 use super::plan::{CallKey, CallPlan, Rounds};
 use super::stateless::complete;
 use super::{Server, Session};
+use crate::call::panic_message;
 use crate::event::Event;
 use crate::model::http::Headers;
 use crate::model::jsonrpc::{
@@ -29,14 +30,6 @@ use crate::schema::describe;
 /// What the model reads when a handler failed; the details go to the hook.
 const FAILED_TEXT: &str =
     "The tool failed with an internal error and produced no result. The application has the details.";
-
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a non-string panic payload".to_owned())
-}
 
 /// The surface's tools now, with any that break the rules left out (and
 /// reported), or `Err` when `list_tools` panicked.

@@ -152,6 +152,20 @@ impl ToolOutcome {
     pub fn result(&self) -> &CallResult {
         &self.result
     }
+
+    /// The `structuredContent` of a success (or the code of a declined
+    /// call), if it has one.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolhost::ToolOutcome;
+    ///
+    /// assert_eq!(ToolOutcome::json(json!({"n": 1})).structured_content(), Some(&json!({"n": 1})));
+    /// assert_eq!(ToolOutcome::text("n is 1").structured_content(), None);
+    /// ```
+    pub fn structured_content(&self) -> Option<&Value> {
+        self.structured.as_ref()
+    }
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use super::timer::{JobId, Timer};
 use super::{Job, Outlet, Runtime};
 use crate::call::ask::Asking;
 use crate::call::context::{CallContext, Talk};
+use crate::call::panic_message;
 use crate::call::port::{Answer, CallLink, Cancellation, Gone};
 use crate::event::{emit, heard, Event};
 use crate::mcp::{self, CallPlan, StepResult};
@@ -155,14 +156,6 @@ impl Drop for Watch {
             self.timer.cancel(job);
         }
     }
-}
-
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a non-string panic payload".to_owned())
 }
 
 impl Runtime {
@@ -321,12 +314,15 @@ impl Runtime {
                 let Some(outlet) = outlet.upgrade() else {
                     return;
                 };
-                cancel.cancel("the call's deadline passed", false);
-                outlet.answer(&message);
+                // Reported, answered, then cancelled: the hook hears of it
+                // first, the client reads why its call ended, and a waiting
+                // call then leaves the line with its answer already given.
                 emit(hook.as_ref(), || Event::CallTimedOut {
                     tool: name,
                     after: limit,
                 });
+                outlet.answer(&message);
+                cancel.cancel("the call's deadline passed", false);
             }));
         }
         let long_call_report = self

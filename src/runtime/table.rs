@@ -247,6 +247,11 @@ impl SessionEntry {
         })
     }
 
+    /// Whether the session's guard was dropped (or the host shut down).
+    pub(crate) fn is_revoked(&self) -> bool {
+        lock(&self.gate).revoked
+    }
+
     /// Counts a call whose handler is about to run.
     pub(crate) fn served(&self) {
         self.calls_served.fetch_add(1, Ordering::SeqCst);
