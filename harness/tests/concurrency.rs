@@ -314,11 +314,13 @@ fn sixteen_stalled_bodies_hold_no_worker_and_each_gets_its_408() {
     let addr = rig.host.local_addr();
     let auth = rig.session.authorization();
     let expired = || rig.count(|e| matches!(e, Event::BadRequest { status: 408, .. }));
-    // The legitimate agent is connected before the stalls start: tiny_http
-    // gives every connection a thread of its own pool, and a connection that
-    // arrives while stalled ones hold every pool thread can wait for one
-    // (see "Slow clients and tiny_http's connection pool" in BENCHMARKS.md).
-    // What this test is about is the host's workers.
+    // The legitimate agent is connected before the stalls start, and each
+    // stalled connection reaches the host before the next opens: tiny_http
+    // queues a new connection for a pool thread it believes idle, two that
+    // arrive in the same instant can both be queued for one thread, and the
+    // second then waits until some connection closes, which a stalled one
+    // never does (see "Slow clients and tiny_http's connection pool" in
+    // BENCHMARKS.md). What this test is about is the host's workers.
     let mut client = rig
         .session
         .client_builder()

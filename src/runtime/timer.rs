@@ -25,6 +25,9 @@ type Job = Box<dyn FnOnce() + Send>;
 struct State {
     /// The jobs, by when they are due and then by when they were scheduled.
     jobs: BTreeMap<(Instant, u64), Job>,
+    /// By when the thread looks at the jobs again of its own accord: `None`
+    /// while it sleeps until woken.
+    looks_at: Option<Instant>,
     next_id: u64,
     stopping: bool,
 }
@@ -63,13 +66,16 @@ impl Timer {
         let mut state = lock(&self.state);
         let id = state.next_id;
         state.next_id += 1;
-        // The thread sleeps until the earliest job; only a job due before
-        // it needs to wake the thread (most calls' jobs are due later than
-        // one already waiting, so most calls cost no wake-up).
-        let sooner = state
-            .jobs
-            .first_key_value()
-            .is_none_or(|((first, _), _)| at < *first);
+        // The thread looks at the jobs when it set out to: when the earliest
+        // job it knew of is due, even if that job was cancelled since. Only
+        // a job due before then needs to wake it. Calls schedule jobs due
+        // later than the last call's and cancel them within microseconds,
+        // so most calls cost no wake-up: not even the one that finds no job
+        // waiting, because the thread keeps to the instant it was woken for.
+        let sooner = state.looks_at.is_none_or(|looks| at < looks);
+        if sooner {
+            state.looks_at = Some(at);
+        }
         state.jobs.insert((at, id), Box::new(job));
         drop(state);
         if sooner {
@@ -111,18 +117,32 @@ impl Timer {
                     }
                 }
                 Some((at, _)) => {
+                    state.looks_at = Some(at);
                     state = self
                         .wake
                         .wait_timeout(state, at - now)
                         .map(|(guard, _)| guard)
                         .unwrap_or_else(|poisoned| poisoned.into_inner().0);
                 }
-                None => {
-                    state = self
-                        .wake
-                        .wait(state)
-                        .unwrap_or_else(std::sync::PoisonError::into_inner);
-                }
+                None => match state.looks_at.filter(|looks| *looks > now) {
+                    // Woken for a job that was cancelled since: keep to its
+                    // instant, so that the next call's later job needs no
+                    // wake-up.
+                    Some(looks) => {
+                        state = self
+                            .wake
+                            .wait_timeout(state, looks - now)
+                            .map(|(guard, _)| guard)
+                            .unwrap_or_else(|poisoned| poisoned.into_inner().0);
+                    }
+                    None => {
+                        state.looks_at = None;
+                        state = self
+                            .wake
+                            .wait(state)
+                            .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    }
+                },
             }
         }
     }
@@ -153,6 +173,29 @@ mod tests {
         assert_eq!((first, second), ("early", "late"));
         assert!(rx.recv_timeout(Duration::from_millis(50)).is_err());
         timer.stop();
+        timer.stop();
+    }
+
+    #[test]
+    fn a_job_due_before_the_threads_next_look_wakes_it_even_after_a_cancel() {
+        let timer = Timer::start().unwrap();
+        let far = timer.schedule(Instant::now() + Duration::from_secs(60), || {});
+        // The thread now sleeps until `far`, which is cancelled meanwhile.
+        std::thread::sleep(Duration::from_millis(20));
+        timer.cancel(far);
+        let (tx, rx) = mpsc::channel();
+        timer.schedule(Instant::now() + Duration::from_millis(10), move || {
+            tx.send(()).unwrap();
+        });
+        assert!(rx.recv_timeout(Duration::from_secs(5)).is_ok());
+        // A job due after the thread's next look needs no wake-up: it runs
+        // when that look finds it due.
+        let (tx, rx) = mpsc::channel();
+        timer.schedule(Instant::now() + Duration::from_millis(50), move || {
+            tx.send(()).unwrap();
+        });
+        timer.schedule(Instant::now() + Duration::from_millis(80), || {});
+        assert!(rx.recv_timeout(Duration::from_secs(5)).is_ok());
         timer.stop();
     }
 
