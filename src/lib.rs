@@ -372,8 +372,8 @@ mod sync;
 
 pub use call::{
     surface_fn, AskError, CallContext, Elicitation, FnSurface, InputRequest, LayeredBuilder,
-    LayeredSurface, Reply, SessionLink, StaticSurface, SurfaceBuilder, ToolError, ToolRegistry,
-    ToolSurface,
+    LayeredSurface, McpServerBuilder, McpServerLayer, Reply, SessionLink, StaticSurface,
+    SurfaceBuilder, ToolError, ToolRegistry, ToolSurface, DEFAULT_SERVER_REFRESH,
 };
 pub use config::{
     HostConfig, DEFAULT_CALL_KEEP_ALIVE, DEFAULT_KEEP_ALIVE, DEFAULT_LONG_CALL_REPORT,
