@@ -350,9 +350,12 @@
 // `error`, `event`, `schema`), the vocabulary (`model`), the handler side
 // (`call`), the sans-IO protocol core (`mcp`), the runtime (`runtime`),
 // and the shell (`http`, `host`, `session`, `config`, `acp`). Each uses
-// only those before it; `client` builds on the vocabulary alone.
+// only those before it; `client` builds on the vocabulary alone, and
+// `bridge` (another MCP server as a surface) on `call` and `client`.
 mod acp;
 mod base64;
+#[cfg(feature = "client")]
+mod bridge;
 mod call;
 #[cfg(feature = "client")]
 pub mod client;
@@ -370,10 +373,12 @@ mod session;
 mod sse;
 mod sync;
 
+#[cfg(feature = "client")]
+pub use bridge::{McpServerBuilder, McpServerLayer, DEFAULT_SERVER_REFRESH};
 pub use call::{
     surface_fn, AskError, CallContext, Elicitation, FnSurface, InputRequest, LayeredBuilder,
-    LayeredSurface, McpServerBuilder, McpServerLayer, Reply, SessionLink, StaticSurface,
-    SurfaceBuilder, ToolError, ToolRegistry, ToolSurface, DEFAULT_SERVER_REFRESH,
+    LayeredSurface, Reply, SessionLink, StaticSurface, SurfaceBuilder, ToolError, ToolRegistry,
+    ToolSurface,
 };
 pub use config::{
     HostConfig, DEFAULT_CALL_KEEP_ALIVE, DEFAULT_KEEP_ALIVE, DEFAULT_LONG_CALL_REPORT,

@@ -20,8 +20,8 @@ pub use context::CallContext;
 pub use fallible::ToolError;
 pub use link::SessionLink;
 pub use surface::{
-    surface_fn, FnSurface, LayeredBuilder, LayeredSurface, McpServerBuilder, McpServerLayer,
-    StaticSurface, SurfaceBuilder, ToolRegistry, ToolSurface, DEFAULT_SERVER_REFRESH,
+    surface_fn, FnSurface, LayeredBuilder, LayeredSurface, StaticSurface, SurfaceBuilder,
+    ToolRegistry, ToolSurface,
 };
 pub use typed::Reply;
 

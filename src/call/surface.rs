@@ -24,12 +24,10 @@ use crate::model::{Tool, ToolOutcome};
 mod builder;
 mod layered;
 mod registry;
-mod remote;
 
 pub use builder::SurfaceBuilder;
 pub use layered::{LayeredBuilder, LayeredSurface};
 pub use registry::ToolRegistry;
-pub use remote::{McpServerBuilder, McpServerLayer, DEFAULT_SERVER_REFRESH};
 
 /// A set of tools and the code behind them. Handlers are called concurrently
 /// from the host's workers, outside every lock of the host.

@@ -25,10 +25,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::ToolSurface;
 use crate::call::ask::InputRequest;
 use crate::call::context::CallContext;
 use crate::call::link::{Links, SessionLink};
+use crate::call::surface::ToolSurface;
 use crate::client::{
     CallOptions, CancelHandle, Client, ClientBuilder, ClientError, Refusal, ServerRequest, ToolInfo,
 };
