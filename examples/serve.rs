@@ -1,7 +1,12 @@
 //! Hosts a few demo tools and prints what an agent needs to connect.
 //!
 //! The first stdout line is one JSON object, `{"url", "authorization",
-//! "acp"}`, so scripts and test rigs can spawn this and connect. Then it
+//! "acp", "stdio"}`, so scripts and test rigs can spawn this and connect:
+//! `acp` is the ACP `mcpServers` list with the HTTP entry, and `stdio` the
+//! ACP stdio entry (`name`, `command`, `args`, `env` as `[{"name",
+//! "value"}]`) for the same session, which any MCP stdio client can start:
+//! it runs this program again as a relay to the session (which is why
+//! `main` begins with `run_if_requested`). Then it
 //! proves a round trip through its own endpoint (including a call refused
 //! for its arguments before any handler runs, and a streamed call the
 //! client resumes after the host closes its connection), prints how to
@@ -291,6 +296,9 @@ fn round_trip(session: &ToolSession) -> Result<String, String> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // The "stdio" entry starts this program again: that copy relays to the
+    // session and exits here.
+    toolhost::stdio_bridge::run_if_requested();
     let host = ToolHost::bind(
         HostConfig::default()
             .server_name("toolhost-demo")
@@ -318,6 +326,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "url": session.url(),
         "authorization": authorization,
         "acp": session.acp_mcp_servers(),
+        "stdio": session.stdio_bridge_entry()?,
     });
     let mut stdout = io::stdout().lock();
     writeln!(stdout, "{first_line}")?;
@@ -339,6 +348,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         stdout,
         "\nACP session/new \"mcpServers\":\n{}",
         serde_json::to_string_pretty(&session.acp_mcp_servers())?
+    )?;
+    writeln!(
+        stdout,
+        "\nFor an agent without HTTP entries, the stdio entry (it starts this program as a relay):\n{}",
+        serde_json::to_string_pretty(&session.stdio_bridge_entry()?)?
     )?;
     writeln!(
         stdout,

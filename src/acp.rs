@@ -1,16 +1,64 @@
-//! The shapes other programs need to reach a session: the ACP `session/new`
-//! `mcpServers` entry, and the configuration of agents that are set up by
-//! file or flag (Claude Code, Gemini CLI, Codex, VS Code).
+//! Reaching a session from an agent that speaks the Agent Client Protocol
+//! (ACP), and from agents set up by file or flag.
 //!
-//! Every shape carries the same three facts — the server name, the URL and
-//! the `Authorization` header value — in the layout its project documents;
-//! the source of each layout is cited where it is built. Nothing here
-//! validates or escapes per call: the server name was checked once, at
-//! [`ToolHost::bind`](crate::ToolHost::bind), by [`validate_server_name`], so
-//! it is a valid JSON key, TOML bare key and tool-name prefix everywhere, and
-//! the URL and bearer are made by the host from ASCII letters, digits and
-//! `:/._`. In particular no value contains `$`, which Claude Code, Gemini
-//! CLI and VS Code would expand as a variable reference.
+//! An ACP agent takes its tools from the `mcpServers` list of `session/new`.
+//! [`ToolSession::acp_mcp_servers_for`](crate::ToolSession::acp_mcp_servers_for) chooses the entry from what the
+//! agent's `initialize` answered ([`AgentMcpSupport`]): ACP v1 requires every
+//! agent to take **stdio** entries and lets it announce more in
+//! `agentCapabilities.mcpCapabilities` (`http`, `sse`); the v2 draft moves
+//! the announcement to `capabilities.session.mcp` (`stdio` and `http`),
+//! drops `sse`, and requires a `type` on every entry. What agents announce
+//! and what they do are not always the same:
+//!
+//! | agent | announces `http` | behaviour seen |
+//! | --- | --- | --- |
+//! | Claude Code (ACP adapter) | yes | takes the HTTP entry |
+//! | codex-acp | yes | early builds dropped `http` entries without a word; fails the whole `session/new` on an `sse` entry |
+//! | Gemini CLI | yes | takes the HTTP entry |
+//! | Copilot CLI | yes | takes the HTTP entry; rejects `stdio` entries |
+//! | goose | yes | takes the HTTP entry; fails the whole `session/new` on an `sse` entry |
+//! | OpenCode | yes | takes the HTTP entry |
+//! | Kimi CLI | yes | takes the HTTP entry |
+//! | Qwen Code | yes (current) | before April 2026, dropped `http` entries without a word |
+//!
+//! Hence the rule: **HTTP where the agent announces it, else stdio, never
+//! SSE** (the host serves no SSE transport, and an `sse` entry can fail a
+//! whole session), typed where the agent speaks v2. An agent that drops an
+//! entry it announced shows up as a turn in which the host served nothing;
+//! force the other kind with [`ToolSession::acp_mcp_servers_using`](crate::ToolSession::acp_mcp_servers_using). The
+//! stdio entry starts the running program again as a relay to the session
+//! ([`crate::stdio_bridge`]).
+//!
+//! With the `acp-driver` feature this module also holds `Agent`, a blocking
+//! ACP client that starts an agent in a process group of its own, opens a
+//! session with these entries, drives it through prompt turns, and ends
+//! the agent with everything it started.
+//!
+//! The rest are the shapes agents set up by file or flag take (Claude
+//! Code, Gemini CLI, Codex, VS Code), built by methods of
+//! [`ToolSession`](crate::ToolSession). Every shape carries the same three facts — the server
+//! name, the URL and the `Authorization` header value — in the layout its
+//! project documents; the source of each layout is cited where it is built.
+//! Nothing here validates or escapes per call: the server name was checked
+//! once, at [`ToolHost::bind`](crate::ToolHost::bind), so it is a valid JSON
+//! key, TOML bare key and tool-name prefix everywhere, and the URL and
+//! bearer are made by the host from ASCII letters, digits and `:/._`. In
+//! particular no value contains `$`, which Claude Code, Gemini CLI and VS
+//! Code would expand as a variable reference.
+
+#[cfg(feature = "acp-driver")]
+mod driver;
+mod entries;
+
+#[cfg(feature = "acp-driver")]
+pub use driver::{
+    AcpError, Agent, AuthMethod, PermissionChoice, PermissionOption, PermissionRequest, PlanEntry,
+    Prompt, ToolCallReport, TurnCancel, TurnSummary, Update, ACP_VERSION, DEFAULT_TIMEOUT,
+    DEFAULT_TURN_TIMEOUT,
+};
+
+pub(crate) use entries::{mcp_servers_using, stdio_bridge_entry};
+pub use entries::{AgentMcpSupport, McpTransport};
 
 use serde_json::{json, Value};
 

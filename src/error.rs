@@ -82,6 +82,12 @@ pub enum Error {
         /// What is wrong with it.
         problem: String,
     },
+    /// The stdio `mcpServers` entry cannot be offered (see
+    /// [`ToolSession::stdio_bridge_entry`](crate::ToolSession::stdio_bridge_entry)).
+    StdioEntry {
+        /// Why, and what to do instead.
+        problem: String,
+    },
 }
 
 impl fmt::Display for Error {
@@ -126,6 +132,9 @@ impl fmt::Display for Error {
             ),
             Error::InvalidConfig { setting, problem } => {
                 write!(f, "invalid {setting}: {problem}")
+            }
+            Error::StdioEntry { problem } => {
+                write!(f, "cannot offer the stdio mcpServers entry: {problem}")
             }
         }
     }

@@ -316,6 +316,15 @@
 //! secret in it when [`HostConfig::capability_urls`] allows one. All of
 //! them are secrets: `Debug` never shows them, and no event carries them.
 //!
+//! An ACP agent need not take the HTTP entry: ACP requires only stdio of
+//! agents. Given the agent's `initialize` answer,
+//! [`ToolSession::acp_mcp_servers_for`] offers HTTP where the agent
+//! announced it and a stdio entry otherwise (the agents behind that rule
+//! are listed in [`acp`]). The stdio entry starts this program again, with
+//! the session in its environment; a program that offers it begins `main`
+//! with [`stdio_bridge::run_if_requested`], which turns that copy into a
+//! relay between the agent's stdio and the session.
+//!
 //! # Events and logs
 //!
 //! [`HostConfig::on_event`] hands every [`Event`] to the application: calls
@@ -349,10 +358,11 @@
 // The crate, bottom-up: leaves (`sync`, `crypto`, `base64`, `sse`,
 // `error`, `event`, `schema`), the vocabulary (`model`), the handler side
 // (`call`), the sans-IO protocol core (`mcp`), the runtime (`runtime`),
-// and the shell (`http`, `host`, `session`, `config`, `acp`). Each uses
-// only those before it; `client` builds on the vocabulary alone, and
-// `bridge` (another MCP server as a surface) on `call` and `client`.
-mod acp;
+// and the shell (`http`, `host`, `session`, `config`, `acp`,
+// `stdio_bridge`). Each uses only those before it; `client` builds on the
+// vocabulary alone, and `bridge` (another MCP server as a surface) on
+// `call` and `client`.
+pub mod acp;
 mod base64;
 #[cfg(feature = "client")]
 mod bridge;
@@ -371,6 +381,8 @@ mod runtime;
 mod schema;
 mod session;
 mod sse;
+#[cfg(feature = "client")]
+pub mod stdio_bridge;
 mod sync;
 
 #[cfg(feature = "client")]

@@ -13,6 +13,7 @@ use crate::call::{SessionLink, ToolSurface};
 #[cfg(feature = "client")]
 use crate::client::{Client, ClientBuilder, ClientError, Era};
 use crate::crypto::hex;
+use crate::error::Error;
 use crate::event::{emit, Event, EventHook};
 use crate::runtime::hub::Hub;
 use crate::runtime::table::{SessionEntry, SessionTable};
@@ -154,6 +155,125 @@ impl ToolSession {
     /// server by (see `acp.rs`).
     pub(crate) fn server_name(&self) -> &str {
         &self.endpoint.server_name
+    }
+}
+
+/// The `mcpServers` entry an ACP agent can use, chosen from its
+/// `initialize` answer (see [`crate::acp`]).
+impl ToolSession {
+    /// The `mcpServers` list for the agent whose `initialize` answered
+    /// `initialize_result` (the result object, not the whole response): one
+    /// entry, HTTP where the agent announced it, stdio otherwise, never
+    /// SSE, with `type` on it where the agent speaks ACP v2 (see
+    /// [`AgentMcpSupport`](acp::AgentMcpSupport) and the table in
+    /// [`crate::acp`]).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
+    ///
+    /// toolhost::stdio_bridge::run_if_requested(); // first thing in main
+    /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
+    /// let session = host.open_session(StaticSurface::new());
+    ///
+    /// let with_http = json!({"protocolVersion": 1,
+    ///     "agentCapabilities": {"mcpCapabilities": {"http": true}}});
+    /// assert_eq!(session.acp_mcp_servers_for(&with_http)?[0]["type"], "http");
+    ///
+    /// let stdio_only = json!({"protocolVersion": 1, "agentCapabilities": {}});
+    /// let servers = session.acp_mcp_servers_for(&stdio_only)?;
+    /// assert!(servers[0].get("type").is_none()); // v1 stdio entries have none
+    /// assert_eq!(servers[0]["args"], json!([]));
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`ToolSession::stdio_bridge_entry`], when stdio is the choice.
+    pub fn acp_mcp_servers_for(&self, initialize_result: &Value) -> Result<Value, Error> {
+        let support = acp::AgentMcpSupport::from_initialize(initialize_result);
+        self.acp_mcp_servers_using(support.transport(), initialize_result)
+    }
+
+    /// The `mcpServers` list with an entry of the `transport` the
+    /// application chose, for an agent that announces less than it takes
+    /// or more than it wires up; `initialize_result` still decides whether
+    /// the entry carries `type` (pass `&Value::Null` for ACP v1).
+    ///
+    /// ```
+    /// use serde_json::{json, Value};
+    /// use toolhost::acp::McpTransport;
+    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
+    ///
+    /// toolhost::stdio_bridge::run_if_requested();
+    /// let host = ToolHost::bind(HostConfig::default())?;
+    /// let session = host.open_session(StaticSurface::new());
+    /// let v2 = json!({"protocolVersion": 2, "capabilities": {"session": {"mcp": {"http": {}}}}});
+    /// let servers = session.acp_mcp_servers_using(McpTransport::Stdio, &v2)?;
+    /// assert_eq!(servers[0]["type"], "stdio");
+    /// let servers = session.acp_mcp_servers_using(McpTransport::Http, &Value::Null)?;
+    /// assert_eq!(servers, session.acp_mcp_servers());
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`ToolSession::stdio_bridge_entry`], for
+    /// [`McpTransport::Stdio`](acp::McpTransport::Stdio).
+    pub fn acp_mcp_servers_using(
+        &self,
+        transport: acp::McpTransport,
+        initialize_result: &Value,
+    ) -> Result<Value, Error> {
+        acp::mcp_servers_using(
+            transport,
+            &acp::AgentMcpSupport::from_initialize(initialize_result),
+            self.server_name(),
+            &self.url(),
+            &self.authorization(),
+        )
+    }
+
+    /// The ACP stdio entry (v1 shape, no `type`) that reaches this session
+    /// through the stdio bridge: `{"name", "command", "args": [], "env":
+    /// [{"name", "value"}, …]}`, where `command` is the absolute path of
+    /// the running program and `env` carries the session's URL and bearer
+    /// ([`URL_VAR`](crate::stdio_bridge::URL_VAR),
+    /// [`AUTHORIZATION_VAR`](crate::stdio_bridge::AUTHORIZATION_VAR)) —
+    /// never the arguments, which `ps` shows to every user. Any MCP stdio
+    /// client can start it. The bearer is a secret: do not log the entry.
+    ///
+    /// ```
+    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
+    ///
+    /// toolhost::stdio_bridge::run_if_requested();
+    /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
+    /// let session = host.open_session(StaticSurface::new());
+    /// let entry = session.stdio_bridge_entry()?;
+    /// assert_eq!(entry["name"], "myapp");
+    /// assert_eq!(entry["command"], std::env::current_exe().unwrap().to_str().unwrap());
+    /// assert_eq!(entry["env"][0]["value"], session.url());
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
+    ///
+    /// In a program that never called `run_if_requested`, the entry is
+    /// refused, since the copy would run the whole program again:
+    ///
+    /// ```
+    /// # use toolhost::{HostConfig, StaticSurface, ToolHost};
+    /// let host = ToolHost::bind(HostConfig::default())?;
+    /// let session = host.open_session(StaticSurface::new());
+    /// let refused = session.stdio_bridge_entry().unwrap_err();
+    /// assert!(refused.to_string().contains("run_if_requested"));
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::StdioEntry`] when the program has not called
+    /// [`run_if_requested`](crate::stdio_bridge::run_if_requested) (the
+    /// copy the agent starts would run the whole program again), when its
+    /// path is unknown or not UTF-8, or when toolhost was built without its
+    /// `client` feature, which the bridge runs on.
+    pub fn stdio_bridge_entry(&self) -> Result<Value, Error> {
+        acp::stdio_bridge_entry(self.server_name(), &self.url(), &self.authorization())
     }
 }
 

@@ -7,12 +7,16 @@
 # clients itself (harness/interop/.venv, harness/interop/ts/node_modules). Runs, each
 # against a freshly started server:
 #   python-sdk:legacy python-sdk:stateless python-sdk:auto   (mcp==2.3.0)
+#   python-stdio:legacy python-stdio:stateless python-stdio:auto
+#                                                            (mcp==2.3.0's stdio client
+#                                                             starting the example's "stdio"
+#                                                             entry: the stdio bridge)
 #   ts-sdk:legacy                                            (@modelcontextprotocol/sdk 1.32.2)
 #   ts-client:legacy ts-client:stateless ts-client:auto      (@modelcontextprotocol/client 2.4.0)
 # or only the ones named on the command line.
 #
 # Expected failures: lines `CLIENT MODE  # reason` in harness/interop/expected-failures.txt
-# (only lines starting with python-sdk, ts-sdk or ts-client are read; the file is shared
+# (only lines starting with python-sdk, python-stdio, ts-sdk or ts-client are read; the file is shared
 # with the conformance runner), plus TH_EXPECTED_FAILURES="CLIENT MODE, CLIENT MODE".
 # An expected failure does not fail the run; one that passes prints a notice to remove
 # its line. Exit status: 0 when every run passed or failed as expected, 1 otherwise
@@ -29,7 +33,7 @@ source "$here/lib.sh"
 
 example="${TH_EXAMPLE:-serve}"
 expected_file="${TH_EXPECTED_FAILURES_FILE:-$TH_INTEROP/expected-failures.txt}"
-all_runs=(python-sdk:legacy python-sdk:stateless python-sdk:auto ts-sdk:legacy ts-client:legacy ts-client:stateless ts-client:auto)
+all_runs=(python-sdk:legacy python-sdk:stateless python-sdk:auto python-stdio:legacy python-stdio:stateless python-stdio:auto ts-sdk:legacy ts-client:legacy ts-client:stateless ts-client:auto)
 if [ $# -gt 0 ]; then runs=("$@"); else runs=("${all_runs[@]}"); fi
 
 for run in "${runs[@]}"; do
@@ -45,7 +49,7 @@ add_expected() { # "CLIENT MODE  # reason"
     local line="$1" reason="" client mode rest
     case "$line" in *"#"*) reason="${line#*#}"; line="${line%%#*}" ;; esac
     read -r client mode rest <<<"$line"
-    case "$client" in python-sdk | ts-sdk | ts-client) ;; *) return 0 ;; esac
+    case "$client" in python-sdk | python-stdio | ts-sdk | ts-client) ;; *) return 0 ;; esac
     [ -n "$mode" ] || return 0
     read -r reason <<<"$reason" # trims
     expected["$client $mode"]="${reason:-listed as expected to fail}"
@@ -60,7 +64,7 @@ for line in "${extra[@]}"; do add_expected "$line"; done
 mkdir -p "$TH_OUT"
 need_python=0 need_ts=0
 for run in "${runs[@]}"; do
-    case "$run" in python-sdk:*) need_python=1 ;; ts-*) need_ts=1 ;; esac
+    case "$run" in python-*) need_python=1 ;; ts-*) need_ts=1 ;; esac
 done
 if [ "$need_python" = 1 ]; then
     t0=$(th_now)
@@ -94,6 +98,7 @@ for run in "${runs[@]}"; do
     log="$TH_OUT/clients-$client-$mode.log"
     case "$client" in
         python-sdk) cmd=("$TH_INTEROP/.venv/bin/python" "$TH_INTEROP/python/client_test.py" "$mode") ;;
+        python-stdio) cmd=("$TH_INTEROP/.venv/bin/python" "$TH_INTEROP/python/stdio_client_test.py" "$mode") ;;
         ts-sdk) cmd=("$ts_node" "$TH_INTEROP/ts/sdk_client_test.mjs" "$mode") ;;
         ts-client) cmd=("$ts_node" "$TH_INTEROP/ts/client_v2_test.mjs" "$mode") ;;
     esac

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::error::ClientError;
 use super::rpc::Identity;
-use super::{url, Client};
+use super::{url, Client, Settings};
 use crate::model::Revision;
 
 /// The default for [`ClientBuilder::timeout`].
@@ -199,6 +199,12 @@ impl ClientBuilder {
     /// accepts the connection, and any error of the handshake (a refused
     /// bearer is [`ClientError::Unauthorized`]).
     pub fn connect(self) -> Result<Client, ClientError> {
+        let era = self.era;
+        Client::start(self.settings()?, era)
+    }
+
+    /// Checks the settings and resolves the URL, connecting nowhere yet.
+    pub(crate) fn settings(self) -> Result<Settings, ClientError> {
         let target = url::parse(&self.url)?;
         let mut fixed = format!("Host: {}\r\n", target.host_header);
         for (name, value) in &self.headers {
@@ -226,16 +232,13 @@ impl ClientBuilder {
                 problem: "timeouts must be longer than zero".into(),
             });
         }
-        Client::start(
-            super::Settings {
-                target,
-                fixed_headers: fixed.into_bytes(),
-                timeout: self.timeout,
-                connect_timeout: self.connect_timeout,
-                identity: self.identity,
-            },
-            self.era,
-        )
+        Ok(Settings {
+            target,
+            fixed_headers: fixed.into_bytes(),
+            timeout: self.timeout,
+            connect_timeout: self.connect_timeout,
+            identity: self.identity,
+        })
     }
 }
 

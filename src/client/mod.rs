@@ -87,6 +87,7 @@ mod answer;
 mod builder;
 mod call;
 mod error;
+pub(crate) mod forward;
 mod http1;
 mod resume;
 mod rpc;
@@ -142,7 +143,7 @@ impl ServerInfo {
 
 /// What a built client needs to reach its server.
 #[derive(Debug)]
-struct Settings {
+pub(crate) struct Settings {
     target: url::Target,
     /// `Host` and the user's headers, already `Name: value\r\n` lines.
     fixed_headers: Vec<u8>,

@@ -147,11 +147,16 @@ def expect_401(resp: httpx2.Response) -> str:
     return f"401, WWW-Authenticate: {challenge}"
 
 
-async def main_async(mode: str, url: str, authorization: str) -> int:
-    checks = Checks(f"python-sdk {mode}")
+def session_check_names(mode: str) -> list[str]:
+    """The checks `session_checks` runs in `mode`, in order."""
     names = ["connect"] + (["discover"] if mode != "legacy" else [])
     names += ["list-tools", "call-echo", "call-add", "call-transfer-ok", "call-transfer-declined"]
-    names += ["call-count-progress", "call-count-reconnect"]
+    return names + ["call-count-progress", "call-count-reconnect"]
+
+
+async def main_async(mode: str, url: str, authorization: str) -> int:
+    checks = Checks(f"python-sdk {mode}")
+    names = session_check_names(mode)
 
     connected = False
     try:
@@ -163,18 +168,23 @@ async def main_async(mode: str, url: str, authorization: str) -> int:
                     connected = True
                     await session_checks(checks, client, mode)
     except Exception as exc:  # noqa: BLE001 - includes anyio exception groups
-        why = f"no answer within {SESSION_TIMEOUT:.0f}s" if isinstance(exc, TimeoutError) else describe(exc)
-        if os.environ.get("TH_DEBUG"):
-            traceback.print_exc()
-        if connected:
-            checks.fail("disconnect", why)
-        else:
-            checks.fail("connect", why)
-            for name in names[1:]:
-                checks.fail(name, "not connected")
+        session_failed(checks, names, exc, connected)
 
     await auth_checks(checks, url, authorization, mode)
     return checks.summary()
+
+
+def session_failed(checks: Checks, names: list[str], exc: BaseException, connected: bool) -> None:
+    """Reports what ended a session early: at the disconnect, or before any of `names` ran."""
+    why = f"no answer within {SESSION_TIMEOUT:.0f}s" if isinstance(exc, TimeoutError) else describe(exc)
+    if os.environ.get("TH_DEBUG"):
+        traceback.print_exc()
+    if connected:
+        checks.fail("disconnect", why)
+    else:
+        checks.fail(names[0], why)
+        for name in names[1:]:
+            checks.fail(name, "not connected")
 
 
 async def session_checks(checks: Checks, client: Client, mode: str) -> None:

@@ -1,18 +1,24 @@
-//! ACP end to end: `examples/acp_turn.rs` drives a stand-in ACP agent
-//! (`standin.rs`, beside this file) through a turn whose tool call must reach
-//! the host over the `mcpServers` entry, with its bearer.
+//! ACP end to end: `examples/acp_turn.rs` and `toolhost::acp::Agent` drive a
+//! stand-in ACP agent (`standin.rs`, beside this file) through turns whose tool
+//! calls must reach the host over the `mcpServers` entry the agent can use —
+//! HTTP with its bearer, or stdio through the bridge — and the driver must
+//! leave nothing of the agent behind.
 //!
 //! This test has its own `main` (`harness = false` in Cargo.toml) because it
-//! is also both programs it runs: started with `--standin-agent MODE` it is
-//! the stand-in agent, and with `--acp-turn ARGS...` it is the example,
-//! compiled from the example's own source. Spawning itself means the
-//! programs under test are always built from the sources under test, even
-//! under `cargo test --test acp`: no stale binary from `target/`, and no
-//! cargo run from inside a test.
+//! is also every program it runs: started with `--standin-agent MODE` it is
+//! the stand-in agent, with `--acp-turn ARGS...` it is the example, compiled
+//! from the example's own source, with `--sleeper` it is the stand-in's
+//! grandchild, and started from a stdio entry (the bridge's variables in its
+//! environment) it is the relay. Spawning itself means the programs under
+//! test are always built from the sources under test, even under `cargo
+//! test --test acp`: no stale binary from `target/`, and no cargo run from
+//! inside a test.
 
 #[allow(dead_code, reason = "the example's own main is not called here")]
 #[path = "../../../examples/acp_turn.rs"]
 mod acp_turn;
+mod driver;
+mod links;
 mod standin;
 
 use std::env;
@@ -28,10 +34,13 @@ const STANDIN: &str = "--standin-agent";
 const ACP_TURN: &str = "--acp-turn";
 
 fn main() -> ExitCode {
+    // A stdio entry names this binary: that copy relays and exits here.
+    toolhost::stdio_bridge::run_if_requested();
     let args: Vec<String> = env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some(STANDIN) => standin::main(args.get(1).map_or("", String::as_str)),
         Some(ACP_TURN) => acp_turn::run_cli(args.into_iter().skip(1)),
+        Some(standin::SLEEPER) => standin::sleeper(),
         _ => run_tests(&args),
     }
 }
@@ -64,6 +73,42 @@ const TESTS: &[(&str, fn())] = &[
     (
         "the_stand_in_takes_the_sessions_entry_and_only_mcp_server_http_shapes",
         the_stand_in_takes_the_sessions_entry_and_only_mcp_server_http_shapes,
+    ),
+    (
+        "an_agent_without_http_gets_the_stdio_entry_and_reaches_the_tools_through_the_relay",
+        an_agent_without_http_gets_the_stdio_entry_and_reaches_the_tools_through_the_relay,
+    ),
+    (
+        "the_stand_in_takes_the_sessions_stdio_entry_in_either_acp_version",
+        the_stand_in_takes_the_sessions_stdio_entry_in_either_acp_version,
+    ),
+    (
+        "a_tool_that_asks_back_is_answered_by_the_agent_through_the_relay",
+        driver::a_tool_that_asks_back_is_answered_by_the_agent_through_the_relay,
+    ),
+    (
+        "a_dropped_session_ends_the_relay_with_an_error_that_says_so",
+        driver::a_dropped_session_ends_the_relay_with_an_error_that_says_so,
+    ),
+    (
+        "a_v2_agent_gets_a_typed_stdio_entry_and_refuses_an_untyped_one",
+        driver::a_v2_agent_gets_a_typed_stdio_entry_and_refuses_an_untyped_one,
+    ),
+    (
+        "nothing_the_agent_started_outlives_the_driver",
+        driver::nothing_the_agent_started_outlives_the_driver,
+    ),
+    (
+        "a_turn_past_its_timeout_is_cancelled_and_later_permissions_are_cancelled",
+        driver::a_turn_past_its_timeout_is_cancelled_and_later_permissions_are_cancelled,
+    ),
+    (
+        "a_turn_cancelled_from_its_own_callback_ends_cancelled_without_a_timeout",
+        driver::a_turn_cancelled_from_its_own_callback_ends_cancelled_without_a_timeout,
+    ),
+    (
+        "an_agent_that_wants_a_login_gets_the_method_the_caller_picked",
+        driver::an_agent_that_wants_a_login_gets_the_method_the_caller_picked,
     ),
 ];
 
@@ -145,6 +190,7 @@ fn an_agent_given_the_acp_entry_runs_the_hosts_tool_with_its_bearer() {
         json!({
             "stopReason": "end_turn",
             "error": null,
+            "transport": "http",
             "callsServed": 1,
             "toolCalls": 1,
             "toolCallsCompleted": 1,
@@ -223,8 +269,9 @@ fn an_agent_that_never_answers_times_out_and_is_killed_and_reaped() {
     let turn = Turn::run(&["--startup-timeout", "0.5"], "hang");
     let show = turn.show();
     assert_eq!(turn.code, Some(1), "{show}");
-    assert_eq!(
-        turn.summary["error"], "initialize: no answer in time",
+    let error = turn.summary["error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with("initialize: no answer within 500ms"),
         "{show}"
     );
     assert_eq!(turn.summary["callsServed"], 0, "{show}");
@@ -298,6 +345,71 @@ fn the_stand_in_takes_the_sessions_entry_and_only_mcp_server_http_shapes() {
     let mut without_type = entry;
     without_type.as_object_mut().expect("object").remove("type");
     assert!(standin::parse_http_entry(&without_type).is_err());
+}
+
+fn an_agent_without_http_gets_the_stdio_entry_and_reaches_the_tools_through_the_relay() {
+    let turn = Turn::run(&["--permission", "allow"], "stdio-only");
+    let show = turn.show();
+    assert_eq!(turn.code, Some(0), "{show}");
+    assert_eq!(turn.summary["transport"], "stdio", "{show}");
+    // The entry started this very binary, with the session in its
+    // environment and nothing on its command line.
+    let exe = env::current_exe().expect("own path");
+    assert!(
+        turn.stdout.contains(&format!(
+            "McpServerStdio named \"toolhost-demo\" running {} with 0 arg(s) and env \
+             TOOLHOST_BRIDGE_URL, TOOLHOST_BRIDGE_AUTHORIZATION",
+            exe.display()
+        )),
+        "{show}"
+    );
+    assert_eq!(turn.summary["callsServed"], 1, "{show}");
+    assert_eq!(
+        turn.summary["calls"],
+        json!([{"tool": "echo", "arguments": {"text": standin::ECHO_TEXT}}]),
+        "{show}"
+    );
+    assert!(turn.stderr.contains("[toolhost] echo → success"), "{show}");
+
+    // Forced to HTTP, the same agent drops the entry without a word, and
+    // the host serves nothing: the signal of an agent that ignored it.
+    let forced = Turn::run(
+        &["--permission", "allow", "--transport", "http"],
+        "stdio-only",
+    );
+    let show = forced.show();
+    assert_eq!(forced.summary["transport"], "http", "{show}");
+    assert!(forced.stdout.contains("no MCP server it can use"), "{show}");
+    assert_eq!(forced.summary["callsServed"], 0, "{show}");
+}
+
+fn the_stand_in_takes_the_sessions_stdio_entry_in_either_acp_version() {
+    let host = ToolHost::bind(HostConfig::default().server_name("myapp")).expect("bind");
+    let session = host.open_session(StaticSurface::new());
+    let v1 = session.stdio_bridge_entry().expect("entry");
+    let parsed = standin::parse_stdio_entry(&v1, false).expect("the session's v1 entry");
+    assert_eq!(parsed.name, "myapp");
+    assert!(parsed.args.is_empty());
+    assert_eq!(
+        parsed.env,
+        [
+            ("TOOLHOST_BRIDGE_URL".to_owned(), session.url()),
+            (
+                "TOOLHOST_BRIDGE_AUTHORIZATION".to_owned(),
+                session.authorization()
+            ),
+        ]
+    );
+    // v1 stdio entries are untagged, v2 ones tagged: each reader refuses
+    // the other's.
+    assert!(standin::parse_stdio_entry(&v1, true).is_err());
+    let mut v2 = v1.clone();
+    v2["type"] = json!("stdio");
+    assert!(standin::parse_stdio_entry(&v2, true).is_ok());
+    assert!(standin::parse_stdio_entry(&v2, false).is_err());
+    let mut relative = v1;
+    relative["command"] = json!("serve");
+    assert!(standin::parse_stdio_entry(&relative, false).is_err());
 }
 
 /// A small stand-in for libtest: runs the selected tests in order and
