@@ -4,13 +4,16 @@
 //!
 //! The snapshot is the only thing the agent sees or reaches: `tools/list`
 //! answers from it, and a call is forwarded only for a name in it. It is
-//! refreshed on demand ([`McpServerLayer::refresh`]) and on an interval by
-//! a thread of the layer's own, because the crate's client reads server
-//! messages only inside a request's own response — it keeps no `GET`
-//! stream open, so the server's `notifications/tools/list_changed` never
-//! reaches it. A refresh that finds a different list tells every session
-//! serving the layer (through the [`SessionLink`]s of `on_open`), exactly
-//! as a [`ToolRegistry`](crate::ToolRegistry) does.
+//! refreshed on demand ([`McpServerLayer::refresh`]), at each
+//! `notifications/tools/list_changed` the server sends on its standalone
+//! stream (a thread of the layer keeps that `GET` open with
+//! [`Client::watch_tools_changed`], when the server issued an MCP session),
+//! and on an interval by another thread, for servers of 2026-07-28 (whose
+//! list changes come on `subscriptions/listen`, which the client does not
+//! speak) and for changes made while the stream was being reopened. A
+//! refresh that finds a different list tells every session serving the
+//! layer (through the [`SessionLink`]s of `on_open`), exactly as a
+//! [`ToolRegistry`](crate::ToolRegistry) does.
 //!
 //! Calls take a connected client from a small pool (each [`Client`] does
 //! one request at a time), or connect a new one, so calls run in parallel
@@ -45,6 +48,9 @@ const MAX_NAME: usize = 64;
 
 /// How often a forwarded call checks whether the agent cancelled it.
 const CANCEL_POLL: Duration = Duration::from_millis(10);
+
+/// How long the watch of the server's stream waits before opening it again.
+const WATCH_RETRY: Duration = Duration::from_secs(1);
 
 /// The most idle clients a layer keeps connected.
 const MAX_IDLE: usize = 8;
@@ -125,6 +131,8 @@ struct Inner {
     links: Links,
     /// Set when the last handle is dropped; wakes the refresh thread.
     stop: Arc<(Mutex<bool>, Condvar)>,
+    /// Ends the watch of the server's standalone stream.
+    watching: CancelHandle,
     /// The names left out at the last refresh, and whether a session's
     /// hook has heard of them.
     skipped: Mutex<(Vec<String>, bool)>,
@@ -220,9 +228,21 @@ impl McpServerBuilder {
             idle: Mutex::new(vec![client]),
             links: Links::default(),
             stop: Arc::new((Mutex::new(false), Condvar::new())),
+            watching: CancelHandle::new(),
             skipped: Mutex::new((Vec::new(), false)),
         });
         inner.refresh()?;
+        if matches!(
+            lock(&inner.idle).first(),
+            Some(client) if client.session_id().is_some()
+        ) {
+            let weak = Arc::downgrade(&inner);
+            let (stop, cancel) = (Arc::clone(&inner.stop), inner.watching.clone());
+            thread::Builder::new()
+                .name(format!("toolhost-watch-{}", inner.name))
+                .spawn(move || watch(&weak, &stop, &cancel))
+                .map_err(ClientError::Io)?;
+        }
         if let Some(interval) = self.refresh {
             let weak = Arc::downgrade(&inner);
             let stop = Arc::clone(&inner.stop);
@@ -268,8 +288,49 @@ fn keep_fresh(layer: &Weak<Inner>, stop: &(Mutex<bool>, Condvar), interval: Dura
     }
 }
 
+/// The watch thread: reads the server's standalone stream on a client of
+/// its own and refreshes at each `notifications/tools/list_changed`, opening
+/// the stream again (with a new client) when it ends, until the layer is
+/// dropped or the server turns out to have no stream.
+fn watch(layer: &Weak<Inner>, stop: &(Mutex<bool>, Condvar), cancel: &CancelHandle) {
+    let refresh = || {
+        if let Some(layer) = layer.upgrade() {
+            if let Err(err) = layer.refresh() {
+                layer.report(format!(
+                    "MCP server {:?}: could not refresh its tools after a list change: {err}",
+                    layer.name
+                ));
+            }
+        }
+    };
+    loop {
+        let Some(builder) = layer.upgrade().map(|l| l.client.clone()) else {
+            return;
+        };
+        if let Ok(client) = builder.connect() {
+            // What changed while no stream was open.
+            refresh();
+            match client.watch_tools_changed(cancel, refresh) {
+                Err(ClientError::Cancelled | ClientError::NotInEra { .. }) => return,
+                Err(ClientError::Http { status: 405, .. }) => return,
+                _ => {}
+            }
+        }
+        // A pause before trying again, cut short by the layer's drop.
+        let (stopped, woken) = stop;
+        let guard = lock(stopped);
+        let (guard, _) = woken
+            .wait_timeout_while(guard, WATCH_RETRY, |stopped| !*stopped)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if *guard {
+            return;
+        }
+    }
+}
+
 impl Drop for Inner {
     fn drop(&mut self) {
+        self.watching.cancel();
         let (stopped, woken) = &*self.stop;
         *lock(stopped) = true;
         woken.notify_all();

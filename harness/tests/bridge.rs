@@ -422,3 +422,38 @@ fn the_servers_questions_reach_an_agent_that_declared_the_capability_and_are_ref
         unasked.text()
     );
 }
+
+#[test]
+fn a_stateful_servers_list_change_is_heard_on_its_stream_without_any_polling() {
+    let registry = ToolRegistry::new();
+    let remote_host = host();
+    let remote = remote_host.open_session(registry.clone());
+    let layer = McpServerLayer::builder(
+        "remote",
+        Client::builder(&remote.url())
+            .header("Authorization", &remote.authorization())
+            .era(toolhost::client::Era::Stateful),
+    )
+    .refresh_every(None)
+    .connect()
+    .unwrap();
+    let local_host = host();
+    let session = local_host.open_session(gateway(layer.clone()));
+    let mut agent = McpClient::for_session(&local_host, &session);
+    agent.initialize("2025-11-25");
+    let mut events = get_stream(&local_host, &session, agent.session_id.as_deref().unwrap());
+    assert_eq!(agent.tool_names(), ["echo"]);
+    // Time for the layer's watch thread to open the remote stream (a change
+    // made before that is found by the refresh it makes first; one made
+    // in between would wait for the next list change).
+    thread::sleep(Duration::from_millis(300));
+    registry
+        .register(Tool::new("late1", "Arrives late."), |_: &Value| {
+            Ok::<_, String>(json!({"ok": true}))
+        })
+        .unwrap();
+    let message = events.next_message().expect("a list change");
+    assert_eq!(message["method"], "notifications/tools/list_changed");
+    assert!(agent.tool_names().contains(&"remote_late1".to_owned()));
+    assert_eq!(layer.count(), 1);
+}

@@ -94,6 +94,7 @@ mod rpc;
 mod sse;
 mod tools;
 mod url;
+mod watch;
 mod wire;
 
 use std::collections::HashSet;
