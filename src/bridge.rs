@@ -36,7 +36,7 @@ use crate::client::{
     CallOptions, CancelHandle, Client, ClientBuilder, ClientError, Refusal, ServerRequest, ToolInfo,
 };
 use crate::event::{Event, LOG_TARGET};
-use crate::model::{Tool, ToolOutcome};
+use crate::model::{LogLevel, Tool, ToolOutcome};
 use crate::sync::lock;
 
 /// How often a layer asks its server for the tool list, unless
@@ -68,7 +68,8 @@ const MAX_IDLE: usize = 8;
 /// way is left out and reported through the event hook.
 ///
 /// A call forwards the arguments verbatim; relays the server's progress
-/// reports to the agent ([`CallContext::progress`]); relays the agent's
+/// reports and log messages to the agent ([`CallContext::progress`],
+/// [`CallContext::log`], which applies the agent's own level); relays the agent's
 /// cancellation to the server; relays the server's questions
 /// (elicitation, sampling, roots) to the agent when the agent declared the
 /// capability and speaks a stateful revision, and refuses them otherwise;
@@ -218,7 +219,10 @@ impl McpServerBuilder {
         // only if the agent declared the same (see `ask_agent`).
         let builder = self
             .client
-            .capabilities(json!({"elicitation": {}, "sampling": {}, "roots": {}}));
+            .capabilities(json!({"elicitation": {}, "sampling": {}, "roots": {}}))
+            // Every message is asked for; the agent's own threshold filters
+            // them in `CallContext::log`.
+            .log_level(LogLevel::Debug);
         let client = builder.clone().connect()?;
         let inner = Arc::new(Inner {
             name: self.name,
@@ -444,6 +448,7 @@ impl Inner {
             let mut options = CallOptions::new()
                 .cancel_with(&cancel)
                 .on_progress(|p| ctx.progress(p.progress, p.total, p.message.as_deref()))
+                .on_log(|message| ctx.log(message.level, message.data.clone()))
                 .on_request(|request| ask_agent(ctx, request));
             if let Some(deadline) = ctx.deadline() {
                 options = options.timeout(deadline.saturating_duration_since(Instant::now()));

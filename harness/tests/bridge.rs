@@ -8,10 +8,10 @@ use std::thread;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use toolhost::client::{CallOptions, CancelHandle, Client, ClientError};
+use toolhost::client::{CallOptions, CancelHandle, Client, ClientError, Era};
 use toolhost::{
-    surface_fn, Event, HostConfig, LayeredSurface, McpServerLayer, StaticSurface, Tool, ToolHost,
-    ToolOutcome, ToolRegistry, ToolSession,
+    surface_fn, Event, HostConfig, LayeredSurface, LogLevel, McpServerLayer, StaticSurface, Tool,
+    ToolHost, ToolOutcome, ToolRegistry, ToolSession,
 };
 use toolhost_tests::{get_stream, wait_for, EventLog, McpClient};
 
@@ -456,4 +456,57 @@ fn a_stateful_servers_list_change_is_heard_on_its_stream_without_any_polling() {
     assert_eq!(message["method"], "notifications/tools/list_changed");
     assert!(agent.tool_names().contains(&"remote_late1".to_owned()));
     assert_eq!(layer.count(), 1);
+}
+
+#[test]
+fn the_servers_log_messages_reach_the_agent_at_the_agents_own_level() {
+    let remote_host = host();
+    let remote = remote_host.open_session(
+        StaticSurface::new()
+            .tool(Tool::new("chatty", "Logs as it works."), |_, ctx| {
+                ctx.log(LogLevel::Debug, json!("detail nobody asked for"));
+                ctx.log(LogLevel::Warning, json!({"disk": "almost full"}));
+                ToolOutcome::text("done")
+            })
+            .unwrap(),
+    );
+    let local_host = host();
+    let session = local_host.open_session(gateway(layer_of(&remote).connect().unwrap()));
+    for era in [Era::Stateful, Era::Stateless] {
+        let mut client = session
+            .client_builder()
+            .era(era)
+            .log_level(LogLevel::Info)
+            .connect()
+            .unwrap();
+        let mut heard = Vec::new();
+        let result = client
+            .call_tool_with(
+                "remote_chatty",
+                json!({}),
+                CallOptions::new().on_log(|m| heard.push((m.level, m.data.clone()))),
+            )
+            .unwrap();
+        assert_eq!(result.text(), "done");
+        assert_eq!(
+            heard,
+            [(LogLevel::Warning, json!({"disk": "almost full"}))],
+            "{era:?}"
+        );
+    }
+    // An agent that asked for no messages gets none.
+    let mut quiet = session
+        .client_builder()
+        .era(Era::Stateful)
+        .connect()
+        .unwrap();
+    let mut heard = 0;
+    quiet
+        .call_tool_with(
+            "remote_chatty",
+            json!({}),
+            CallOptions::new().on_log(|_| heard += 1),
+        )
+        .unwrap();
+    assert_eq!(heard, 0);
 }
