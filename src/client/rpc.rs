@@ -353,6 +353,7 @@ mod tests {
             version: "1".into(),
             capabilities: json!({}),
             offered: Revision::LATEST_STATEFUL,
+            log_level: None,
         }
     }
 
