@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 pub mod events;
+pub mod interop;
 pub mod mcp;
 pub mod schema;
 pub mod sse;
@@ -16,6 +17,7 @@ pub mod wait;
 pub mod wire;
 
 pub use events::EventLog;
+pub use interop::python_sdk_server;
 pub use mcp::{
     ask, call_in, stateless_post, McpClient, JSON_HEADERS, REVISIONS, STATEFUL, STATELESS,
 };

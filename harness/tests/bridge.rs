@@ -27,6 +27,16 @@ fn layer_of(remote: &ToolSession) -> toolhost::McpServerBuilder {
     )
 }
 
+/// [`layer_of`], speaking a stateful revision to the server.
+fn stateful_layer_of(remote: &ToolSession) -> toolhost::McpServerBuilder {
+    McpServerLayer::builder(
+        "remote",
+        Client::builder(&remote.url())
+            .header("Authorization", &remote.authorization())
+            .era(Era::Stateful),
+    )
+}
+
 /// The application's own tool.
 fn app() -> StaticSurface {
     StaticSurface::new()
@@ -360,18 +370,11 @@ fn the_servers_questions_reach_an_agent_that_declared_the_capability_and_are_ref
     let local_host = host();
     // A stateful link to the server, so a refusal reaches its handler
     // (2026-07-28 cannot carry one).
-    let layer = McpServerLayer::builder(
-        "remote",
-        Client::builder(&remote.url())
-            .header("Authorization", &remote.authorization())
-            .era(toolhost::client::Era::Stateful),
-    )
-    .connect()
-    .unwrap();
+    let layer = stateful_layer_of(&remote).connect().unwrap();
     let session = local_host.open_session(gateway(layer));
     let mut asking = session
         .client_builder()
-        .era(toolhost::client::Era::Stateful)
+        .era(Era::Stateful)
         .capabilities(json!({"elicitation": {}}))
         .connect()
         .unwrap();
@@ -391,7 +394,7 @@ fn the_servers_questions_reach_an_agent_that_declared_the_capability_and_are_ref
     // Without the capability the remote handler hears a refusal.
     let mut plain = session
         .client_builder()
-        .era(toolhost::client::Era::Stateful)
+        .era(Era::Stateful)
         .connect()
         .unwrap();
     let refused = plain.call_tool("remote_greet", json!({})).unwrap();
@@ -428,15 +431,10 @@ fn a_stateful_servers_list_change_is_heard_on_its_stream_without_any_polling() {
     let registry = ToolRegistry::new();
     let remote_host = host();
     let remote = remote_host.open_session(registry.clone());
-    let layer = McpServerLayer::builder(
-        "remote",
-        Client::builder(&remote.url())
-            .header("Authorization", &remote.authorization())
-            .era(toolhost::client::Era::Stateful),
-    )
-    .refresh_every(None)
-    .connect()
-    .unwrap();
+    let layer = stateful_layer_of(&remote)
+        .refresh_every(None)
+        .connect()
+        .unwrap();
     let local_host = host();
     let session = local_host.open_session(gateway(layer.clone()));
     let mut agent = McpClient::for_session(&local_host, &session);
@@ -509,4 +507,68 @@ fn the_servers_log_messages_reach_the_agent_at_the_agents_own_level() {
         )
         .unwrap();
     assert_eq!(heard, 0);
+}
+
+#[test]
+#[ignore = "needs the Python SDK server: bash harness/interop/python_server/run.sh"]
+fn the_python_sdk_server_is_bridged_beside_the_local_tools_in_both_eras() {
+    let (url, auth) = toolhost_tests::python_sdk_server();
+    for era in [Era::Stateful, Era::Stateless] {
+        let layer = McpServerLayer::builder(
+            "py",
+            Client::builder(&url)
+                .header("Authorization", &auth)
+                .era(era),
+        )
+        .connect()
+        .unwrap_or_else(|err| panic!("{era:?}: {err}"));
+        let local_host = host();
+        let session = local_host.open_session(gateway(layer));
+        let mut client = session.client().unwrap();
+        let mut listed = names(&mut client);
+        listed.sort_unstable();
+        assert_eq!(
+            listed,
+            [
+                "echo",
+                "py_add",
+                "py_count",
+                "py_count_reconnect",
+                "py_echo",
+                "py_fail"
+            ],
+            "{era:?}"
+        );
+        let added = client.call_tool("py_add", json!({"a": 2, "b": 3})).unwrap();
+        assert_eq!(
+            added.structured_content,
+            Some(json!({"sum": 5.0})),
+            "{era:?}"
+        );
+        let mut reports = Vec::new();
+        let counted = client
+            .call_tool_with(
+                "py_count",
+                json!({"steps": 3}),
+                CallOptions::new().on_progress(|p| reports.push(p.progress)),
+            )
+            .unwrap();
+        assert_eq!(counted.text(), "counted 3", "{era:?}");
+        assert_eq!(reports, [1.0, 2.0, 3.0], "{era:?}");
+        let failed = client
+            .call_tool("py_fail", json!({"why": "on purpose"}))
+            .unwrap();
+        assert!(
+            failed.is_error && failed.text().contains("on purpose"),
+            "{era:?}: {}",
+            failed.text()
+        );
+        assert_eq!(
+            client
+                .call_tool("echo", json!({"text": "local"}))
+                .unwrap()
+                .text(),
+            "local"
+        );
+    }
 }
