@@ -46,9 +46,6 @@ pub const DEFAULT_SERVER_REFRESH: Duration = Duration::from_secs(30);
 /// The longest name every major model API accepts for a function.
 const MAX_NAME: usize = 64;
 
-/// How often a forwarded call checks whether the agent cancelled it.
-const CANCEL_POLL: Duration = Duration::from_millis(10);
-
 /// How long the watch of the server's stream waits before opening it again.
 const WATCH_RETRY: Duration = Duration::from_secs(1);
 
@@ -432,33 +429,20 @@ impl Inner {
 
     fn forward(&self, remote: &str, args: &Value, ctx: &CallContext) -> ToolOutcome {
         let cancel = CancelHandle::new();
-        let done = Mutex::new(false);
-        let outcome = thread::scope(|scope| {
-            // The host signals cancellation by a flag; the client's call
-            // blocks on its socket, which only the handle can wake.
-            scope.spawn(|| {
-                while !*lock(&done) {
-                    if ctx.is_cancelled() {
-                        cancel.cancel();
-                        return;
-                    }
-                    thread::sleep(CANCEL_POLL);
-                }
-            });
-            let mut options = CallOptions::new()
-                .cancel_with(&cancel)
-                .on_progress(|p| ctx.progress(p.progress, p.total, p.message.as_deref()))
-                .on_log(|message| ctx.log(message.level, message.data.clone()))
-                .on_request(|request| ask_agent(ctx, request));
-            if let Some(deadline) = ctx.deadline() {
-                options = options.timeout(deadline.saturating_duration_since(Instant::now()));
-            }
-            let outcome =
-                self.with_client(|client| client.call_tool_with(remote, args.clone(), options));
-            *lock(&done) = true;
-            outcome
-        });
-        match outcome {
+        // The host's cancellation wakes the client's call, which blocks on
+        // its socket (a handle cancelled after the call ended touches
+        // nothing: the call has let go of its socket).
+        let canceller = cancel.clone();
+        ctx.cancel.on_cancel(Box::new(move || canceller.cancel()));
+        let mut options = CallOptions::new()
+            .cancel_with(&cancel)
+            .on_progress(|p| ctx.progress(p.progress, p.total, p.message.as_deref()))
+            .on_log(|message| ctx.log(message.level, message.data.clone()))
+            .on_request(|request| ask_agent(ctx, request));
+        if let Some(deadline) = ctx.deadline() {
+            options = options.timeout(deadline.saturating_duration_since(Instant::now()));
+        }
+        match self.with_client(|client| client.call_tool_with(remote, args.clone(), options)) {
             Ok(result) => ToolOutcome::relayed(result.raw),
             Err(ClientError::Cancelled) => {
                 ToolOutcome::declined("The call was cancelled; the server was told to stop.")
