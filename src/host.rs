@@ -143,8 +143,8 @@ impl ToolHost {
             read_timeout: config.read_timeout,
             resume_window: config.resume_window,
         });
-        let pool =
-            Pool::start(server, Arc::clone(&transport), config.workers).map_err(Error::Spawn)?;
+        let pool = Pool::start(server, Arc::clone(&transport), config.workers, addr)
+            .map_err(Error::Spawn)?;
         let host = ToolHost {
             addr,
             table,

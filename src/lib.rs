@@ -360,9 +360,12 @@
 // (`call`), the sans-IO protocol core (`mcp`), the runtime (`runtime`),
 // and the shell (`http`, `host`, `session`, `config`, `acp`,
 // `stdio_bridge`). Each uses only those before it; `client` builds on the
-// vocabulary alone.
+// vocabulary alone, and `bridge` (another MCP server as a surface) on
+// `call` and `client`.
 pub mod acp;
 mod base64;
+#[cfg(feature = "client")]
+mod bridge;
 mod call;
 #[cfg(feature = "client")]
 pub mod client;
@@ -382,6 +385,8 @@ mod sse;
 pub mod stdio_bridge;
 mod sync;
 
+#[cfg(feature = "client")]
+pub use bridge::{McpServerBuilder, McpServerLayer, DEFAULT_SERVER_REFRESH};
 pub use call::{
     surface_fn, AskError, CallContext, Elicitation, FnSurface, InputRequest, LayeredBuilder,
     LayeredSurface, Reply, SessionLink, StaticSurface, SurfaceBuilder, ToolError, ToolRegistry,

@@ -457,11 +457,11 @@ fn run_cell(server: &Endpoint, era: Era, conns: usize, run: Duration) -> Fallibl
         let session = load_session(server, era)?;
         let arguments = json!({"text": "hello"});
         let mut conn = LoadConn::open(server.addr, &server.auth, &session, "echo", &arguments)?;
-        // One call before the next connection opens: tiny_http could queue
-        // two connections that arrive together for one of its threads, and
-        // a connection that sends nothing yet would keep the other waiting
-        // (see "Slow clients and tiny_http's connection pool" in
-        // BENCHMARKS.md).
+        // One call before the next connection opens: tiny_http can queue two
+        // connections that arrive together for one of its threads, and the
+        // second then waits for the host's next nudge (up to 200 ms) — a
+        // wait the warm-up would absorb but a handshake would not (see
+        // "Slow clients and tiny_http's connection pool" in BENCHMARKS.md).
         conn.call()?;
         connections.push(conn);
     }

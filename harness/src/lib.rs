@@ -10,6 +10,7 @@
 #![deny(missing_docs)]
 
 pub mod events;
+pub mod interop;
 pub mod load;
 pub mod mcp;
 pub mod process;
@@ -19,6 +20,7 @@ pub mod wait;
 pub mod wire;
 
 pub use events::EventLog;
+pub use interop::python_sdk_server;
 pub use mcp::{
     ask, call_in, stateless_post, McpClient, JSON_HEADERS, REVISIONS, STATEFUL, STATELESS,
 };

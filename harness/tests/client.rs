@@ -1855,18 +1855,8 @@ fn a_refused_or_unhandled_stateful_question_is_answered_with_a_json_rpc_error() 
 // harness/interop/python_server/server.py (mcp==2.3.0) and exports its URL and
 // authorization; ignored in a plain `cargo test`.
 
-/// The Python server's URL and authorization from the runner.
-fn python_server() -> (String, String) {
-    let var = |name: &str| {
-        std::env::var(name).unwrap_or_else(|_| {
-            panic!("{name} is unset: run these through bash harness/interop/python_server/run.sh")
-        })
-    };
-    (var("TH_PY_URL"), var("TH_PY_AUTH"))
-}
-
 fn python_client(era: Era) -> Client {
-    let (url, auth) = python_server();
+    let (url, auth) = toolhost_tests::python_sdk_server();
     Client::builder(&url)
         .header("Authorization", &auth)
         .era(era)
@@ -1975,7 +1965,7 @@ fn auto_settles_on_the_stateless_era_against_the_python_sdk_server() {
 #[test]
 #[ignore = "needs the Python SDK server: bash harness/interop/python_server/run.sh"]
 fn python_sdk_server_refuses_a_wrong_bearer_with_its_challenge() {
-    let (url, _) = python_server();
+    let (url, _) = toolhost_tests::python_sdk_server();
     for era in [Era::Stateful, Era::Stateless, Era::Auto] {
         let err = Client::builder(&url)
             .bearer("wrong")

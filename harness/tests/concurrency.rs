@@ -314,19 +314,6 @@ fn sixteen_stalled_bodies_hold_no_worker_and_each_gets_its_408() {
     let addr = rig.host.local_addr();
     let auth = rig.session.authorization();
     let expired = || rig.count(|e| matches!(e, Event::BadRequest { status: 408, .. }));
-    // The legitimate agent is connected before the stalls start, and each
-    // stalled connection reaches the host before the next opens: tiny_http
-    // queues a new connection for a pool thread it believes idle, two that
-    // arrive in the same instant can both be queued for one thread, and the
-    // second then waits until some connection closes, which a stalled one
-    // never does (see "Slow clients and tiny_http's connection pool" in
-    // BENCHMARKS.md). What this test is about is the host's workers.
-    let mut client = rig
-        .session
-        .client_builder()
-        .era(Era::Stateful)
-        .connect()
-        .unwrap();
     let mut stalled = Vec::new();
     for n in 1..=16 {
         let mut stream = TcpStream::connect(addr).unwrap();
@@ -340,8 +327,15 @@ fn sixteen_stalled_bodies_hold_no_worker_and_each_gets_its_408() {
         // next connection then meets tiny_http's pool with no race).
         wait_for("the stalled body's read deadline", || expired() == n);
     }
-    // All 16 bodies stall at once, each holding its reader thread, and both
-    // workers are free: the protocol is answered and a call runs.
+    // All 16 bodies stall at once, each holding its reader thread (and a
+    // thread of tiny_http's pool), and both workers are free: a client that
+    // connects now is answered and its call runs.
+    let mut client = rig
+        .session
+        .client_builder()
+        .era(Era::Stateful)
+        .connect()
+        .unwrap();
     for _ in 0..20 {
         client.ping().unwrap();
     }
@@ -523,4 +517,53 @@ fn a_burst_s_extra_threads_leave_once_idle() {
     // And the host still serves.
     let mut client = rig.session.client().unwrap();
     assert_eq!(client.call_tool("work", json!({})).unwrap().text(), "done");
+}
+
+#[test]
+fn connections_that_arrive_together_are_all_served() {
+    // tiny_http hands each connection to a thread of its pool and loses the
+    // wake-up of a connection that arrives in the same instant as another
+    // while fewer threads are idle than connections arrive: that one waits
+    // until some other connection closes (see BENCHMARKS.md). Agents open
+    // several connections at once for parallel calls.
+    let host = ToolHost::bind(HostConfig::default()).unwrap();
+    let session = host.open_session(StaticSurface::new());
+    let addr = host.local_addr();
+    let request = {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}})
+        .to_string();
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\nContent-Length: {}\r\n\r\n{body}",
+            session.authorization(),
+            body.len()
+        )
+    };
+    let answered = |stream: &mut TcpStream| {
+        stream.write_all(request.as_bytes()).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(stream).read_line(&mut line).is_ok() && line.starts_with("HTTP/1.1 200")
+    };
+    // Idle keep-alive connections that hold pool threads, as an agent's do.
+    let mut idle = Vec::new();
+    for _ in 0..3 {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        assert!(answered(&mut stream));
+        idle.push(stream);
+    }
+    for round in 0..10 {
+        let mut together: Vec<TcpStream> =
+            (0..4).map(|_| TcpStream::connect(addr).unwrap()).collect();
+        for (n, stream) in together.iter_mut().enumerate() {
+            assert!(
+                answered(stream),
+                "round {round}: connection {n} got no answer"
+            );
+        }
+        idle.extend(together);
+    }
 }

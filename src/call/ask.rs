@@ -91,6 +91,22 @@ impl InputRequest {
         }
     }
 
+    /// Another server's question, as it sent it, to put to this session's
+    /// client unchanged; `None` for a method that is not one of the three.
+    pub(crate) fn relayed(method: &str, params: Value) -> Option<InputRequest> {
+        let method = match method {
+            "elicitation/create" => "elicitation/create",
+            "sampling/createMessage" => "sampling/createMessage",
+            "roots/list" => "roots/list",
+            _ => return None,
+        };
+        Some(InputRequest {
+            key: None,
+            method,
+            params,
+        })
+    }
+
     /// Asks for the client's roots (`roots/list`).
     pub fn list_roots() -> InputRequest {
         InputRequest {

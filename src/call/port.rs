@@ -64,7 +64,9 @@ pub(crate) struct Cancellation {
     /// Whether the client itself cancelled: then its result is not sent.
     by_client: AtomicBool,
     reason: Mutex<Option<String>>,
-    waker: Mutex<Option<Waker>>,
+    /// What runs at the cancellation: the runtime's (to take a waiting
+    /// call out of line) and a bridge's (to cancel the forwarded call).
+    wakers: Mutex<Vec<Waker>>,
 }
 
 impl fmt::Debug for Cancellation {
@@ -77,8 +79,8 @@ impl fmt::Debug for Cancellation {
 }
 
 impl Cancellation {
-    /// Flags the call; the first reason given is kept. Runs the waker, if
-    /// one is set, on this thread — so no caller may hold a lock the
+    /// Flags the call; the first reason given is kept. Runs the wakers, if
+    /// any are set, on this thread — so no caller may hold a lock the
     /// runtime takes when it hears of the cancellation.
     pub(crate) fn cancel(&self, reason: &str, by_client: bool) {
         {
@@ -89,18 +91,19 @@ impl Cancellation {
             }
             self.flag.store(true, Ordering::SeqCst);
         }
-        let waker = lock(&self.waker).take();
-        if let Some(wake) = waker {
+        let wakers = std::mem::take(&mut *lock(&self.wakers));
+        for wake in wakers {
             wake();
         }
     }
 
-    /// Sets what to run when the call is cancelled; runs it at once when
+    /// Adds what to run when the call is cancelled; runs it at once when
     /// the call already is.
     pub(crate) fn on_cancel(&self, wake: Waker) {
-        *lock(&self.waker) = Some(wake);
+        lock(&self.wakers).push(wake);
         if self.is_cancelled() {
-            if let Some(wake) = lock(&self.waker).take() {
+            let wakers = std::mem::take(&mut *lock(&self.wakers));
+            for wake in wakers {
                 wake();
             }
         }

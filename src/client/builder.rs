@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::error::ClientError;
 use super::rpc::Identity;
 use super::{url, Client, Settings};
-use crate::model::Revision;
+use crate::model::{LogLevel, Revision};
 
 /// The default for [`ClientBuilder::timeout`].
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -91,6 +91,7 @@ impl ClientBuilder {
                 version: env!("CARGO_PKG_VERSION").into(),
                 capabilities: json!({}),
                 offered: Revision::LATEST_STATEFUL,
+                log_level: None,
             },
         }
     }
@@ -162,6 +163,17 @@ impl ClientBuilder {
     #[must_use]
     pub fn capabilities(mut self, capabilities: Value) -> ClientBuilder {
         self.identity.capabilities = capabilities;
+        self
+    }
+
+    /// Asks the server for log messages at `level` and above: with
+    /// `logging/setLevel` after `initialize` (a server without logging may
+    /// refuse; that is let pass), or, in 2026-07-28, in every request's
+    /// `_meta`. A call hands them to
+    /// [`CallOptions::on_log`](super::CallOptions::on_log). Default: none asked for.
+    #[must_use]
+    pub fn log_level(mut self, level: LogLevel) -> ClientBuilder {
+        self.identity.log_level = Some(level);
         self
     }
 

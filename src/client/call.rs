@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use super::answer::{Refusal, RequestHandler, ServerRequest};
 use super::error::ClientError;
+use crate::model::LogLevel;
 use crate::sync::lock;
 
 /// A `notifications/progress` the server sent while a call ran.
@@ -52,6 +53,36 @@ impl Progress {
     }
 }
 
+/// A `notifications/message` the server sent while a call ran.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct LogMessage {
+    /// Its severity.
+    pub level: LogLevel,
+    /// The logger's name, when given.
+    pub logger: Option<String>,
+    /// What was logged: any JSON.
+    pub data: Value,
+}
+
+impl LogMessage {
+    /// Reads the params of a `notifications/message`; `None` when its level
+    /// is not one of MCP's eight.
+    pub(crate) fn from_params(params: &Value) -> Option<LogMessage> {
+        Some(LogMessage {
+            level: LogLevel::parse(params.get("level")?.as_str()?)?,
+            logger: params
+                .get("logger")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            data: params.get("data").cloned().unwrap_or(Value::Null),
+        })
+    }
+}
+
+/// A boxed log callback.
+pub(crate) type LogCallback<'a> = Box<dyn FnMut(&LogMessage) + 'a>;
+
 /// A boxed progress callback.
 pub(crate) type ProgressCallback<'a> = Box<dyn FnMut(&Progress) + 'a>;
 
@@ -75,6 +106,7 @@ pub(crate) type ProgressCallback<'a> = Box<dyn FnMut(&Progress) + 'a>;
 #[derive(Default)]
 pub struct CallOptions<'a> {
     pub(crate) on_progress: Option<ProgressCallback<'a>>,
+    pub(crate) on_log: Option<LogCallback<'a>>,
     pub(crate) on_request: Option<RequestHandler<'a>>,
     pub(crate) cancel: Option<CancelHandle>,
     pub(crate) timeout: Option<Duration>,
@@ -92,6 +124,15 @@ impl<'a> CallOptions<'a> {
     #[must_use]
     pub fn on_progress(mut self, callback: impl FnMut(&Progress) + 'a) -> CallOptions<'a> {
         self.on_progress = Some(Box::new(callback));
+        self
+    }
+
+    /// Calls `callback` with each log message the server sends while the
+    /// call runs, on the calling thread. A server sends them only when asked
+    /// ([`ClientBuilder::log_level`](super::ClientBuilder::log_level)).
+    #[must_use]
+    pub fn on_log(mut self, callback: impl FnMut(&LogMessage) + 'a) -> CallOptions<'a> {
+        self.on_log = Some(Box::new(callback));
         self
     }
 
@@ -182,6 +223,7 @@ impl fmt::Debug for CallOptions<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CallOptions")
             .field("on_progress", &self.on_progress.is_some())
+            .field("on_log", &self.on_log.is_some())
             .field("on_request", &self.on_request.is_some())
             .field("cancel", &self.cancel)
             .field("timeout", &self.timeout)

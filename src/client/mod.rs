@@ -94,6 +94,7 @@ mod rpc;
 mod sse;
 mod tools;
 mod url;
+mod watch;
 mod wire;
 
 use std::collections::HashSet;
@@ -103,7 +104,7 @@ use serde_json::{json, Map, Value};
 
 pub use answer::{Refusal, ServerRequest};
 pub use builder::{ClientBuilder, Era, DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT};
-pub use call::{CallOptions, CancelHandle, Progress};
+pub use call::{CallOptions, CancelHandle, LogMessage, Progress};
 pub use error::ClientError;
 pub use tools::{ContentBlock, ToolInfo, ToolResult};
 
@@ -260,7 +261,21 @@ impl Client {
             session_id: answer.session_id,
         };
         self.wire
-            .notify(&self.mode, "notifications/initialized", json!({}))
+            .notify(&self.mode, "notifications/initialized", json!({}))?;
+        if let Some(level) = self.wire.settings.identity.log_level {
+            let mut params = Map::new();
+            params.insert("level".into(), level.as_str().into());
+            // A server without logging refuses; the client works on
+            // without its messages, as it would without asking.
+            match self
+                .wire
+                .request(Some(&self.mode), "logging/setLevel", params, None, None)
+            {
+                Ok(_) | Err(ClientError::Rpc { .. }) => {}
+                Err(other) => return Err(other),
+            }
+        }
+        Ok(())
     }
 
     /// The era the client speaks: [`Era::Stateful`] or [`Era::Stateless`]

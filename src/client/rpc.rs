@@ -17,7 +17,7 @@ use serde_json::{json, Map, Value};
 use super::error::ClientError;
 use crate::base64::base64_encode;
 use crate::model::jsonrpc::RpcError;
-use crate::model::Revision;
+use crate::model::{LogLevel, Revision};
 
 /// The stateless revision this client speaks.
 pub(crate) const STATELESS: Revision = Revision::V2026_07_28;
@@ -25,6 +25,8 @@ pub(crate) const STATELESS: Revision = Revision::V2026_07_28;
 pub(crate) const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub(crate) const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 pub(crate) const META_CLIENT: &str = "io.modelcontextprotocol/clientInfo";
+/// The `_meta` key of a 2026-07-28 request's log level.
+const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 pub(crate) const META_SERVER: &str = "io.modelcontextprotocol/serverInfo";
 
 /// JSON-RPC code of 2026-07-28 for a protocol version the server does not serve.
@@ -38,6 +40,8 @@ pub(crate) struct Identity {
     pub(crate) capabilities: Value,
     /// The revision `initialize` offers.
     pub(crate) offered: Revision,
+    /// The least severe log messages the server is asked for, if any.
+    pub(crate) log_level: Option<LogLevel>,
 }
 
 impl Identity {
@@ -80,6 +84,9 @@ pub(crate) fn request_body(
                 meta.insert(META_VERSION.into(), STATELESS.as_str().into());
                 meta.insert(META_CAPABILITIES.into(), identity.capabilities.clone());
                 meta.insert(META_CLIENT.into(), identity.client_info());
+                if let Some(level) = identity.log_level {
+                    meta.insert(META_LOG_LEVEL.into(), level.as_str().into());
+                }
             }
             if let Some(token) = progress_token {
                 meta.insert("progressToken".into(), token.clone());
@@ -346,6 +353,7 @@ mod tests {
             version: "1".into(),
             capabilities: json!({}),
             offered: Revision::LATEST_STATEFUL,
+            log_level: None,
         }
     }
 

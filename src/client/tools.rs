@@ -225,10 +225,15 @@ pub struct ToolResult {
     pub is_error: bool,
     /// The result's `_meta`, when present.
     pub meta: Option<Map<String, Value>>,
+    /// The whole result as the server sent it, every field and content
+    /// block included (what [`ToolOutcome::relayed`](crate::ToolOutcome::relayed)
+    /// passes on unchanged).
+    pub raw: Value,
 }
 
 impl ToolResult {
     pub(crate) fn from_json(result: Value) -> Result<ToolResult, ClientError> {
+        let raw = result.clone();
         let Value::Object(mut result) = result else {
             return Err(ClientError::malformed(
                 "the tools/call result is not an object",
@@ -263,6 +268,7 @@ impl ToolResult {
                 Some(Value::Object(meta)) => Some(meta),
                 _ => None,
             },
+            raw,
         })
     }
 

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use super::answer::{self, Answerer, Refusal, ServerRequest};
-use super::call::{self, CallOptions, CancelHandle, Progress};
+use super::call::{self, CallOptions, CancelHandle, LogMessage, Progress};
 use super::error::ClientError;
 use super::http1::{self, Body, Head};
 use super::resume::{self, Resumption};
@@ -75,6 +75,7 @@ impl Wire {
         let Wire { settings, link, .. } = self;
         let mut listener = Listener {
             progress: None,
+            log: None,
             handler: None,
             settings,
             mode,
@@ -87,6 +88,7 @@ impl Wire {
                     callback: &mut **callback,
                 });
                 listener.handler = options.on_request.as_deref_mut();
+                listener.log = options.on_log.as_deref_mut();
                 (options.timeout, options.cancel.clone())
             }
             None => (None, None),
@@ -311,6 +313,7 @@ struct ProgressSink<'a, 'b> {
 /// because the request's connection is busy carrying the stream.
 struct Listener<'a, 'b> {
     progress: Option<ProgressSink<'a, 'b>>,
+    log: Option<&'a mut (dyn FnMut(&LogMessage) + 'b)>,
     handler: Option<&'a mut Answerer<'b>>,
     settings: &'a Settings,
     mode: Option<&'a Mode>,
@@ -318,6 +321,14 @@ struct Listener<'a, 'b> {
 }
 
 impl Listener<'_, '_> {
+    fn log(&mut self, params: &Value) {
+        if let (Some(callback), Some(message)) =
+            (self.log.as_mut(), LogMessage::from_params(params))
+        {
+            callback(&message);
+        }
+    }
+
     fn progress(&mut self, params: &Value) {
         if let Some(sink) = self.progress.as_mut() {
             if let Some(report) = Progress::for_token(params, &sink.token) {
@@ -507,6 +518,10 @@ impl Inbox for CallInbox<'_, '_> {
             Incoming::Request { id, method, params } => {
                 self.listener
                     .answer(&id, ServerRequest { method, params })?;
+                Ok(None)
+            }
+            Incoming::Notification { method, params } if method == "notifications/message" => {
+                self.listener.log(&params);
                 Ok(None)
             }
             Incoming::Notification { .. } | Incoming::Unrelated => Ok(None),

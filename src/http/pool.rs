@@ -12,7 +12,7 @@
 //! threads, and a burst's extra threads are gone within seconds.
 
 use std::io;
-use std::net::TcpListener;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -30,6 +30,10 @@ const IDLE: Duration = Duration::from_secs(2);
 /// How long the host keeps telling clients it has shut down, after the last
 /// request that arrived on a connection they kept open.
 const FAREWELL_IDLE: Duration = Duration::from_secs(2);
+
+/// How often the host connects to itself to un-stick tiny_http's pool of
+/// connection threads (see [`nudge`]).
+const NUDGE: Duration = Duration::from_millis(200);
 
 /// The worker threads of one host.
 pub(crate) struct Pool {
@@ -65,10 +69,12 @@ impl Lane for Worker<'_> {
 
 impl Pool {
     /// Starts `workers` threads on `server`.
+    /// `addr` is where the listener takes connections (see [`nudge`]).
     pub(crate) fn start(
         server: tiny_http::Server,
         transport: Arc<Transport>,
         workers: usize,
+        addr: SocketAddr,
     ) -> io::Result<Arc<Pool>> {
         let pool = Arc::new(Pool {
             server: Arc::new(server),
@@ -82,6 +88,7 @@ impl Pool {
         for _ in 0..workers {
             pool.spawn()?;
         }
+        nudge(&pool, addr);
         Ok(pool)
     }
 
@@ -212,4 +219,38 @@ fn close_listener(_listener: &TcpListener) -> io::Result<()> {
         io::ErrorKind::Unsupported,
         "shutting down a listening socket wakes accept only on Linux",
     ))
+}
+
+/// Every [`NUDGE`], opens a connection to the host and closes it at once,
+/// until the host stops.
+///
+/// Why: tiny_http 0.12 gives each accepted connection to a thread of its
+/// pool (`util/task_pool.rs`), queueing it for an idle thread when its
+/// count of idle threads is above zero and notifying one of them. That
+/// count drops only once a notified thread has woken, so when connections
+/// arrive together — as an agent's do when it makes calls in parallel —
+/// several are queued against one idle thread, the other notifications are
+/// lost, and the connections past the idle threads wait in the queue until
+/// some thread's connection closes, which for kept-alive connections may be
+/// never. The connection opened here is such a thread's next task and ends
+/// at once (no request), so that thread then takes the queue's next
+/// connection: a connection stuck that way waits at most one nudge. The
+/// cost is one loopback connect and close, five times a second.
+fn nudge(pool: &Arc<Pool>, addr: SocketAddr) {
+    let target = if addr.ip().is_unspecified() {
+        SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), addr.port())
+    } else {
+        addr
+    };
+    let weak = Arc::downgrade(pool);
+    pool.transport
+        .runtime
+        .schedule(Instant::now() + NUDGE, move || {
+            let Some(pool) = weak.upgrade() else { return };
+            if pool.stopping.load(Ordering::SeqCst) {
+                return;
+            }
+            let _ = TcpStream::connect_timeout(&target, NUDGE);
+            nudge(&pool, target);
+        });
 }

@@ -397,6 +397,13 @@ fn missing_capabilities(tool: &Tool, declared: &Value) -> Option<RpcError> {
 
 /// A `CallToolResult` for the revision.
 fn render(outcome: &ToolOutcome, revision: Revision) -> Value {
+    if let Some(relayed) = &outcome.relayed {
+        let mut result = relayed.clone();
+        if !revision.has_structured_content() {
+            result.remove("structuredContent");
+        }
+        return Value::Object(result);
+    }
     let mut result = Map::new();
     let structured = outcome
         .structured
@@ -467,6 +474,21 @@ mod tests {
         let old = render(&outcome, Revision::V2025_03_26);
         assert!(old.get("structuredContent").is_none());
         assert_eq!(old["content"][0]["text"], "no (code: \"quota\")");
+    }
+
+    #[test]
+    fn a_relayed_result_is_sent_as_it_came_less_what_the_revision_cannot_carry() {
+        let raw = json!({
+            "content": [{"type": "hologram", "frames": 3}],
+            "structuredContent": {"frames": 3},
+            "_meta": {"trace": "t1"},
+            "isError": true,
+        });
+        let outcome = ToolOutcome::relayed(raw.clone());
+        assert_eq!(render(&outcome, Revision::V2025_06_18), raw);
+        let mut old = raw.clone();
+        old.as_object_mut().unwrap().remove("structuredContent");
+        assert_eq!(render(&outcome, Revision::V2025_03_26), old);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! code). [`OutcomeKind`] is the same three states without their data, for
 //! matching.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::content::Content;
 
@@ -72,6 +72,9 @@ pub struct ToolOutcome {
     pub(crate) content: Vec<Content>,
     /// A success's `structuredContent`, or a refusal's code.
     pub(crate) structured: Option<Value>,
+    /// Another server's `CallToolResult`, sent on as it came
+    /// ([`ToolOutcome::relayed`]); `content` is then empty.
+    pub(crate) relayed: Option<Map<String, Value>>,
 }
 
 impl ToolOutcome {
@@ -87,6 +90,7 @@ impl ToolOutcome {
             result: CallResult::Success,
             content: vec![Content::text(value.to_string())],
             structured: Some(value),
+            relayed: None,
         }
     }
 
@@ -96,6 +100,7 @@ impl ToolOutcome {
             result: CallResult::Success,
             content: content.into_iter().collect(),
             structured: None,
+            relayed: None,
         }
     }
 
@@ -104,6 +109,9 @@ impl ToolOutcome {
     #[must_use]
     pub fn with_structured(mut self, value: Value) -> ToolOutcome {
         if self.result == CallResult::Success {
+            if let Some(relayed) = &mut self.relayed {
+                relayed.insert("structuredContent".into(), value.clone());
+            }
             self.structured = Some(value);
         }
         self
@@ -118,6 +126,7 @@ impl ToolOutcome {
             },
             content: Vec::new(),
             structured: None,
+            relayed: None,
         }
     }
 
@@ -140,6 +149,77 @@ impl ToolOutcome {
             },
             content: Vec::new(),
             structured: None,
+            relayed: None,
+        }
+    }
+
+    /// Another MCP server's `CallToolResult`, passed on to the client
+    /// unchanged: every content block (of any type, including ones this
+    /// crate does not know), `structuredContent`, `_meta` and `isError`.
+    /// This is how a surface that bridges another server answers.
+    ///
+    /// The one thing adapted is what the client's revision cannot carry:
+    /// `structuredContent` is left out before 2025-06-18, as for any
+    /// outcome. `isError: true` is a declined outcome (the model reads the
+    /// server's content), anything else a success. A `result` that is not a
+    /// `CallToolResult` — not an object, no `content` array, an `isError`
+    /// that is not a boolean — is a failed outcome naming what is wrong.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolhost::{OutcomeKind, ToolOutcome};
+    ///
+    /// let ok = ToolOutcome::relayed(json!({
+    ///     "content": [{"type": "hologram", "frames": 3}],
+    ///     "structuredContent": {"frames": 3},
+    /// }));
+    /// assert_eq!(ok.kind(), OutcomeKind::Success);
+    /// assert_eq!(ok.structured_content(), Some(&json!({"frames": 3})));
+    /// let no = ToolOutcome::relayed(json!({"content": [{"type": "text", "text": "no such repo"}], "isError": true}));
+    /// assert_eq!(no.kind(), OutcomeKind::Declined);
+    /// assert_eq!(ToolOutcome::relayed(json!("done")).kind(), OutcomeKind::Failed);
+    /// ```
+    pub fn relayed(result: Value) -> ToolOutcome {
+        let Value::Object(mut fields) = result else {
+            return ToolOutcome::failed(format!(
+                "the server's tools/call result is not an object: {result}"
+            ));
+        };
+        let Some(Value::Array(content)) = fields.get("content") else {
+            return ToolOutcome::failed(format!(
+                "the server's tools/call result has no content array: {}",
+                Value::Object(fields)
+            ));
+        };
+        let is_error = match fields.get("isError") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(flag)) => *flag,
+            Some(other) => {
+                return ToolOutcome::failed(format!(
+                    "the server's tools/call result has an isError that is not a boolean: {other}"
+                ))
+            }
+        };
+        let result = if is_error {
+            let texts: Vec<&str> = content
+                .iter()
+                .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|block| block.get("text").and_then(Value::as_str))
+                .collect();
+            CallResult::Declined {
+                reason: texts.join("\n"),
+            }
+        } else {
+            CallResult::Success
+        };
+        // The era's own field: the host sets it again where the client's
+        // revision has it.
+        fields.remove("resultType");
+        ToolOutcome {
+            result,
+            content: Vec::new(),
+            structured: fields.get("structuredContent").cloned(),
+            relayed: Some(fields),
         }
     }
 
@@ -182,5 +262,44 @@ mod tests {
         let coded = ToolOutcome::declined("no").with_code(json!("quota"));
         assert_eq!(coded.structured, Some(json!("quota")));
         assert_eq!(coded.kind(), OutcomeKind::Declined);
+    }
+
+    #[test]
+    fn a_relayed_result_keeps_every_field_and_reads_its_verdict_from_is_error() {
+        let raw = json!({
+            "content": [{"type": "hologram", "frames": 3}, {"type": "text", "text": "why", "annotations": {"priority": 1}}],
+            "structuredContent": {"frames": 3},
+            "_meta": {"trace": "t1"},
+            "isError": true,
+            "resultType": "complete",
+        });
+        let outcome = ToolOutcome::relayed(raw.clone());
+        assert_eq!(
+            outcome.result,
+            CallResult::Declined {
+                reason: "why".into()
+            }
+        );
+        let mut kept = raw.as_object().cloned().unwrap();
+        kept.remove("resultType");
+        assert_eq!(outcome.relayed, Some(kept));
+        assert!(outcome.content.is_empty());
+        let success = ToolOutcome::relayed(json!({"content": [], "isError": false}));
+        assert_eq!(success.kind(), OutcomeKind::Success);
+    }
+
+    #[test]
+    fn a_relayed_value_that_is_no_call_result_is_a_failure_naming_the_fault() {
+        for (raw, says) in [
+            (json!([1]), "not an object"),
+            (json!({"isError": false}), "no content array"),
+            (json!({"content": [], "isError": "yes"}), "not a boolean"),
+        ] {
+            let outcome = ToolOutcome::relayed(raw);
+            match outcome.result() {
+                CallResult::Failed { detail } => assert!(detail.contains(says), "{detail}"),
+                other => panic!("{other:?}"),
+            }
+        }
     }
 }

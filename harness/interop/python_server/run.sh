@@ -7,7 +7,7 @@
 #
 # Installs the pinned SDK into harness/interop/.venv (th_setup_python), starts
 # server.py (its first stdout line is {"url", "authorization"}), and runs the
-# ignored tests of harness/tests/client.rs named `…python_sdk_server…` against it with
+# ignored tests of harness/tests/client.rs and bridge.rs named `…python_sdk_server…` against it with
 # TH_PY_URL and TH_PY_AUTH set. Builds the test binary itself (cargo test).
 # Exit status: the tests' (2 when setup or the server start failed).
 # Logs: harness/interop/out/python-sdk-server.std{out,err}.
@@ -33,6 +33,10 @@ export TH_PY_URL="$TH_URL" TH_PY_AUTH="$TH_AUTH"
 # replay another session's event to a resuming client if sessions overlapped.
 (cd "$TH_ROOT" && cargo test --quiet --test client -- --ignored --test-threads=1 python_sdk_server)
 status=$?
+# The same server bridged into a toolhost session (McpServerLayer).
+(cd "$TH_ROOT" && cargo test --quiet --test bridge -- --ignored --test-threads=1 python_sdk_server)
+bridged=$?
+[ "$status" -eq 0 ] && status=$bridged
 if [ "$status" -eq 0 ]; then
     echo "python-sdk-server: client interop passed"
 else

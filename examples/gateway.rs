@@ -1,0 +1,156 @@
+//! One endpoint for an application's own tools and every tool of the MCP
+//! servers named on the command line: each server is a layer of the
+//! session's surface, its tools listed as `<server>_<tool>` after the
+//! application's.
+//!
+//! The first stdout line is one JSON object, `{"url", "authorization",
+//! "acp", "tools"}`, so scripts can spawn this and connect. It serves until
+//! stdin closes or Ctrl-C.
+//!
+//! ```text
+//! cargo run --example gateway -- --http docs=http://127.0.0.1:8000/mcp
+//! cargo run --example gateway -- --http docs=http://127.0.0.1:8000/mcp --auth 'docs=Bearer abc'
+//! ```
+//!
+//! `--http NAME=URL` bridges the Streamable HTTP server at `URL` (on this
+//! machine: the crate's client speaks plain HTTP to loopback only) as
+//! `NAME`; `--auth NAME=VALUE` sends `Authorization: VALUE` to it.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::process::ExitCode;
+
+use serde_json::json;
+use toolhost::client::Client;
+use toolhost::{
+    Event, HostConfig, LayeredSurface, McpServerLayer, StaticSurface, Tool, ToolHost, ToolOutcome,
+    ToolSurface,
+};
+
+/// The application's own tools, first in precedence.
+fn demo_tools() -> Result<StaticSurface, toolhost::Error> {
+    StaticSurface::new()
+        .tool(
+            Tool::new("echo", "Returns the given text unchanged.").input_schema(json!({
+                "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"],
+            })),
+            |args, _| ToolOutcome::text(args["text"].as_str().unwrap_or("")),
+        )?
+        .tool(
+            Tool::new("add", "Adds two integers and returns {\"sum\": a + b}.").input_schema(
+                json!({
+                    "type": "object",
+                    "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                    "required": ["a", "b"],
+                }),
+            ),
+            |args, _| {
+                let (a, b) = (args["a"].as_i64(), args["b"].as_i64());
+                match a.zip(b).and_then(|(a, b)| a.checked_add(b)) {
+                    Some(sum) => ToolOutcome::json(json!({ "sum": sum })),
+                    None => {
+                        ToolOutcome::declined("a and b must be integers whose sum fits in 64 bits")
+                    }
+                }
+            },
+        )
+}
+
+/// The servers named on the command line: `(name, url)` in order, and the
+/// `Authorization` value of each that has one.
+struct Args {
+    servers: Vec<(String, String)>,
+    auth: HashMap<String, String>,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        servers: Vec::new(),
+        auth: HashMap::new(),
+    };
+    let mut words = std::env::args().skip(1);
+    while let Some(flag) = words.next() {
+        let value = words
+            .next()
+            .ok_or_else(|| format!("{flag} needs a value NAME=…"))?;
+        let (name, rest) = value
+            .split_once('=')
+            .ok_or_else(|| format!("{flag} {value:?}: expected NAME=…"))?;
+        match flag.as_str() {
+            "--http" => args.servers.push((name.to_owned(), rest.to_owned())),
+            "--auth" => {
+                args.auth.insert(name.to_owned(), rest.to_owned());
+            }
+            other => {
+                return Err(format!(
+                    "unknown flag {other:?}; use --http NAME=URL and --auth NAME=VALUE"
+                ))
+            }
+        }
+    }
+    Ok(args)
+}
+
+fn on_event(event: &Event) {
+    eprintln!("[gateway] {event}");
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let args = parse_args()?;
+    let mut layers = LayeredSurface::builder().layer("app", demo_tools()?);
+    for (name, url) in &args.servers {
+        let mut client = Client::builder(url);
+        if let Some(auth) = args.auth.get(name) {
+            client = client.header("Authorization", auth);
+        }
+        let server = McpServerLayer::builder(name.as_str(), client)
+            .connect()
+            .map_err(|err| format!("cannot bridge {name} at {url}: {err}"))?;
+        eprintln!("[gateway] {name}: {} tools from {url}", server.count());
+        layers = layers.layer(name.as_str(), server);
+    }
+    let surface = layers.build();
+    let tools: Vec<String> = surface
+        .list_tools()
+        .iter()
+        .map(|tool| tool.name().to_owned())
+        .collect();
+
+    let host = ToolHost::bind(
+        HostConfig::default()
+            .server_name("gateway")
+            .on_event(on_event),
+    )?;
+    let session = host.open_session(surface);
+    let first_line = json!({
+        "url": session.url(),
+        "authorization": session.authorization(),
+        "acp": session.acp_mcp_servers(),
+        "tools": tools,
+    });
+    let mut stdout = io::stdout().lock();
+    writeln!(stdout, "{first_line}")?;
+    stdout.flush()?;
+    drop(stdout);
+
+    // Blocks until stdin reaches end of file (or fails): the parent's signal
+    // to stop.
+    let _ = io::stdin().lock().read_to_end(&mut Vec::new());
+    eprintln!(
+        "[gateway] stdin closed after {} tool calls; shutting down",
+        session.calls_served()
+    );
+    drop(session);
+    host.shutdown();
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("gateway: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! What the interop runners hand the ignored tests: the address of a
+//! server nobody here wrote.
+
+/// The official Python SDK server's URL and authorization, exported by
+/// `bash harness/interop/python_server/run.sh` as `TH_PY_URL` and
+/// `TH_PY_AUTH`; panics naming the runner when they are unset.
+pub fn python_sdk_server() -> (String, String) {
+    let var = |name: &str| {
+        std::env::var(name).unwrap_or_else(|_| {
+            panic!("{name} is unset: run these through bash harness/interop/python_server/run.sh")
+        })
+    };
+    (var("TH_PY_URL"), var("TH_PY_AUTH"))
+}
