@@ -166,17 +166,15 @@ impl Runtime {
                 Step::Call(plan) => match self.admit(&job, plan) {
                     Ok(call) => {
                         let (tool, cancel) = (call.tool_name().to_owned(), call.cancellation());
-                        self.wake_on_cancel(&cancel);
                         match self.executor.enter(job, call) {
                             Entered::Run(job, call) => {
                                 return Some(Ready::Run(job, Box::new(call)))
                             }
                             Entered::Queued(waiting) => {
                                 self.server.emit(|| Event::CallQueued { tool, waiting });
-                                // Cancelled before it was in line: nobody swept.
-                                if cancel.is_cancelled() {
-                                    self.sweep();
-                                }
+                                // Only a waiting call needs the waker; one
+                                // cancelled before this runs it at once.
+                                self.wake_on_cancel(&cancel);
                                 return None;
                             }
                             Entered::Full(back, call, running) => {
@@ -202,8 +200,8 @@ impl Runtime {
         }
     }
 
-    /// Makes a cancellation of the call take it out of the line at once,
-    /// should it wait there.
+    /// Makes a cancellation of a waiting call take it out of the line at
+    /// once (and sweeps now if it was cancelled already).
     fn wake_on_cancel(self: &Arc<Self>, cancel: &Cancellation) {
         let weak: Weak<Runtime> = Arc::downgrade(self);
         cancel.on_cancel(Box::new(move || {
