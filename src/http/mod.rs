@@ -10,6 +10,7 @@
 mod pool;
 mod reply;
 pub(crate) mod socket;
+mod written;
 
 pub(crate) use pool::Pool;
 
