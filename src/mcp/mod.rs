@@ -19,6 +19,7 @@
 
 mod lifecycle;
 mod plan;
+mod result;
 mod server;
 mod stateful;
 mod stateless;

@@ -9,6 +9,7 @@
 //! (`-32020`) — and then dispatched to the same tool code as the stateful
 //! revisions, with results carrying `resultType` and the server's identity.
 
+use serde_core::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Map, Value};
 
 use super::lifecycle::{read_client_info, Caller};
@@ -182,6 +183,27 @@ fn complete_fields(server: &Server, fields: &mut Map<String, Value>) {
             META_SERVER.into(),
             json!({"name": server.name, "version": server.version}),
         );
+    }
+}
+
+/// The `_meta` of a result the host writes straight to text: what
+/// [`complete`] puts in an empty one.
+pub(super) struct ServerMeta<'a>(pub(super) &'a Server);
+
+impl Serialize for ServerMeta<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Identity<'a>(&'a Server);
+        impl Serialize for Identity<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut map = serializer.serialize_map(Some(2))?;
+                map.serialize_entry("name", &self.0.name)?;
+                map.serialize_entry("version", &self.0.version)?;
+                map.end()
+            }
+        }
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry(META_SERVER, &Identity(self.0))?;
+        map.end()
     }
 }
 

@@ -609,11 +609,11 @@ fn a_call_s_outcome_is_spelled_for_its_revision() {
     let id = rig.initialize("2025-03-26");
     let old = rig.session.find(&id).unwrap();
     let outcome = ToolOutcome::json(json!({"sum": 3}));
-    let reply = call_reply(&rig.server, &old, &json!(1), &outcome);
+    let reply = call_reply(&rig.server, &old, &json!(1), &outcome).to_value();
     assert!(reply["result"].get("structuredContent").is_none());
     let new_id = rig.initialize("2025-11-25");
     let new = rig.session.find(&new_id).unwrap();
-    let reply = call_reply(&rig.server, &new, &json!(1), &outcome);
+    let reply = call_reply(&rig.server, &new, &json!(1), &outcome).to_value();
     assert_eq!(reply["result"]["structuredContent"], json!({"sum": 3}));
     let timeout = timeout_reply(&rig.server, Revision::V2026_07_28, &json!(2), 1500);
     assert_eq!(timeout["result"]["isError"], true);

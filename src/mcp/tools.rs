@@ -15,6 +15,7 @@ use serde_json::{json, Map, Value};
 
 use super::lifecycle::Caller;
 use super::plan::{CallKey, CallPlan, Rounds};
+use super::result::{self, FAILED_TEXT};
 use super::stateless::complete;
 use super::{Server, Session};
 use crate::call::panic_message;
@@ -26,10 +27,6 @@ use crate::model::jsonrpc::{
 use crate::model::params::check_headers;
 use crate::model::{CallResult, Revision, Tool, ToolOutcome};
 use crate::schema::describe;
-
-/// What the model reads when a handler failed; the details go to the hook.
-const FAILED_TEXT: &str =
-    "The tool failed with an internal error and produced no result. The application has the details.";
 
 /// The surface's tools now, with any that break the rules left out (and
 /// reported), or `Err` when `list_tools` panicked.
@@ -306,19 +303,25 @@ pub(crate) fn checked_outcome(tool: &Tool, outcome: ToolOutcome) -> ToolOutcome 
     }
 }
 
-/// The JSON-RPC response to a call whose handler came to `outcome`.
+/// The JSON-RPC response to a call whose handler came to `outcome`:
+/// written straight to text, but for a relayed result, which is a tree
+/// already.
 pub(crate) fn call_reply(
     server: &Server,
     caller: &Caller,
     request_id: &Value,
     outcome: &ToolOutcome,
-) -> Value {
+) -> Reply {
+    if outcome.relayed.is_none() {
+        return result::written(server, caller.revision, request_id, outcome);
+    }
     finish_result(
         server,
         caller.revision,
         request_id,
         render(outcome, caller.revision),
     )
+    .into()
 }
 
 /// The response sent when a call passes its deadline while its handler
@@ -363,7 +366,12 @@ pub(crate) fn input_required(
 
 /// A call's result as the response to its request, completed as
 /// 2026-07-28 requires.
-fn finish_result(server: &Server, revision: Revision, request_id: &Value, result: Value) -> Value {
+pub(super) fn finish_result(
+    server: &Server,
+    revision: Revision,
+    request_id: &Value,
+    result: Value,
+) -> Value {
     let result = if revision.is_stateless() {
         complete(server, result)
     } else {
@@ -395,8 +403,8 @@ fn missing_capabilities(tool: &Tool, declared: &Value) -> Option<RpcError> {
     Some(error)
 }
 
-/// A `CallToolResult` for the revision.
-fn render(outcome: &ToolOutcome, revision: Revision) -> Value {
+/// A `CallToolResult` for the revision, as a tree.
+pub(super) fn render(outcome: &ToolOutcome, revision: Revision) -> Value {
     if let Some(relayed) = &outcome.relayed {
         let mut result = relayed.clone();
         if !revision.has_structured_content() {
