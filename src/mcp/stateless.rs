@@ -262,7 +262,7 @@ pub(super) fn post(
             }
         }
         "tools/call" => {
-            return match tools::plan(server, session, &caller, &id, params.as_ref(), Some(headers))
+            return match tools::plan(server, session, &caller, &id, params, Some(headers))
             {
                 Ok(plan) => Plan::Work(Work {
                     caller,

@@ -153,15 +153,20 @@ pub(crate) fn list(
     })
 }
 
-/// The arguments of a call: absent and `null` mean `{}`.
-fn read_call(params: Option<&Value>) -> Result<(String, Value), RpcError> {
+/// The name and arguments of a call: absent and `null` arguments mean
+/// `{}`. The arguments are taken out of `params`, not copied (the rest of
+/// `params` is still read).
+fn read_call(params: Option<&mut Value>) -> Result<(String, Value), RpcError> {
+    let params = params.and_then(Value::as_object_mut);
     let name = params
+        .as_ref()
         .and_then(|p| p.get("name"))
         .and_then(Value::as_str)
-        .ok_or_else(|| RpcError::invalid_params("tools/call needs params.name, a string"))?;
-    let arguments = match params.and_then(|p| p.get("arguments")) {
+        .ok_or_else(|| RpcError::invalid_params("tools/call needs params.name, a string"))?
+        .to_owned();
+    let arguments = match params.and_then(|p| p.get_mut("arguments")) {
         None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(args @ Value::Object(_)) => args.clone(),
+        Some(args @ Value::Object(_)) => args.take(),
         Some(other) => {
             return Err(RpcError::invalid_params(format!(
                 "params.arguments must be a JSON object, got {}",
@@ -169,7 +174,7 @@ fn read_call(params: Option<&Value>) -> Result<(String, Value), RpcError> {
             )))
         }
     };
-    Ok((name.to_owned(), arguments))
+    Ok((name, arguments))
 }
 
 /// A refused call: a result the model reads (a tool error) or a JSON-RPC
@@ -184,10 +189,11 @@ pub(crate) fn plan(
     session: &dyn Session,
     caller: &Caller,
     request_id: &Value,
-    params: Option<&Value>,
+    mut params: Option<Value>,
     param_headers: Option<&Headers>,
 ) -> Result<CallPlan, Refusal> {
-    let (name, arguments) = read_call(params).map_err(Err)?;
+    let (name, arguments) = read_call(params.as_mut()).map_err(Err)?;
+    let params = params.as_ref();
     let tool = find_tool(server, session, &name)?;
     if let Some(headers) = param_headers {
         check_headers(tool.header_params(), &arguments, headers).map_err(Err)?;
@@ -462,15 +468,15 @@ mod tests {
             json!({"name": "t"}),
             json!({"name": "t", "arguments": null}),
         ] {
-            assert_eq!(read_call(Some(&params)).unwrap().1, json!({}));
+            assert_eq!(read_call(Some(&mut params.clone())).unwrap().1, json!({}));
         }
     }
 
     #[test]
     fn non_object_arguments_are_invalid_params_naming_the_type() {
-        let err = read_call(Some(&json!({"name": "t", "arguments": [1]}))).unwrap_err();
+        let err = read_call(Some(&mut json!({"name": "t", "arguments": [1]}))).unwrap_err();
         assert!(err.message.contains("an array"), "{}", err.message);
-        assert!(read_call(Some(&json!({"arguments": {}}))).is_err());
+        assert!(read_call(Some(&mut json!({"arguments": {}}))).is_err());
     }
 
     #[test]
