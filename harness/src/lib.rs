@@ -2,7 +2,8 @@
 //! plain HTTP/1.1 client, an MCP client on top of it that checks every
 //! message the host sends against the official MCP schemas, event-stream
 //! readers, a log of the events a host reports to its hook, and for the
-//! benches a light load generator and a process's CPU and memory.
+//! benches a light load generator, the tools they call, and a process's
+//! CPU and memory.
 //!
 //! Test support, not a library for users: it panics on anything unexpected,
 //! because a test that meets the unexpected should fail right there.
@@ -16,6 +17,7 @@ pub mod mcp;
 pub mod process;
 pub mod schema;
 pub mod sse;
+pub mod surfaces;
 pub mod wait;
 pub mod wire;
 

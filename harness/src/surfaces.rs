@@ -1,0 +1,37 @@
+//! The tools the round-trip bench calls, shared by the bench and the
+//! `host_alone` program whose memory it measures.
+
+use std::thread;
+use std::time::Duration;
+
+use serde_json::json;
+use toolhost::{StaticSurface, Tool, ToolOutcome};
+
+/// `echo` (returns its `text`), `progress3` (three progress notifications,
+/// then an answer) and `progress3_spaced` (the same with 1 ms of work
+/// before each).
+pub fn echo_tools() -> Result<StaticSurface, toolhost::Error> {
+    StaticSurface::new()
+        .tool(
+            Tool::new("echo", "Echoes text.").input_schema(json!({
+                "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})),
+            |args, _| ToolOutcome::text(args["text"].as_str().unwrap_or_default()),
+        )?
+        .tool(Tool::new("progress3", "Reports three steps, then answers."), |_, ctx| {
+            for step in 1..=3 {
+                ctx.progress(f64::from(step), Some(3.0), None);
+            }
+            ToolOutcome::text("hello")
+        })?
+        .tool(
+            Tool::new("progress3_spaced", "Works 1 ms before each of three steps and the answer."),
+            |_, ctx| {
+                for step in 1..=3 {
+                    thread::sleep(Duration::from_millis(1));
+                    ctx.progress(f64::from(step), Some(3.0), None);
+                }
+                thread::sleep(Duration::from_millis(1));
+                ToolOutcome::text("hello")
+            },
+        )
+}
