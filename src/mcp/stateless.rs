@@ -9,6 +9,8 @@
 //! (`-32020`) — and then dispatched to the same tool code as the stateful
 //! revisions, with results carrying `resultType` and the server's identity.
 
+use std::sync::Arc;
+
 use serde_core::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Map, Value};
 
@@ -154,8 +156,8 @@ fn check(method: &str, params: Option<&Value>, headers: &Headers) -> Result<Call
     };
     Ok(Caller {
         revision: Revision::V2026_07_28,
-        client: read_client_info(meta.and_then(|m| m.get(META_CLIENT))),
-        capabilities: capabilities.clone(),
+        client: read_client_info(meta.and_then(|m| m.get(META_CLIENT))).map(Arc::new),
+        capabilities: Arc::new(capabilities.clone()),
         session_id: None,
         log_level,
     })
