@@ -46,9 +46,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use toolhost::client::{CallOptions, Client, ClientError, Era};
 use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome, DEFAULT_WORKERS};
+use toolhost_tests::bench_host::{echo_tools, serve_alone};
 use toolhost_tests::load::{Answer, Histogram, LoadConn, LoadSession};
 use toolhost_tests::process;
-use toolhost_tests::surfaces::echo_tools;
 
 /// Concurrencies (keep-alive connections) of the call rounds.
 const CONCURRENCY: [usize; 3] = [1, 4, 16];
@@ -277,21 +277,6 @@ fn serve() -> Fallible<()> {
     );
     io::stdout().flush()?;
     // Serve until the driver closes our stdin.
-    io::copy(&mut io::stdin(), &mut io::sink())?;
-    Ok(())
-}
-
-/// The child whose memory is measured: a host with the default settings
-/// and one session, nothing else in the process. Prints its URL and bearer,
-/// and serves until stdin closes.
-fn serve_alone() -> Fallible<()> {
-    let host = ToolHost::bind(HostConfig::default().server_name("roundtrip"))?;
-    let echo = host.open_session(echo_tools()?);
-    println!(
-        "{}",
-        json!({"toolhost": echo.url(), "auth": echo.authorization()})
-    );
-    io::stdout().flush()?;
     io::copy(&mut io::stdin(), &mut io::sink())?;
     Ok(())
 }

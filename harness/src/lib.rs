@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod bench_host;
 pub mod events;
 pub mod interop;
 pub mod load;
@@ -17,7 +18,6 @@ pub mod mcp;
 pub mod process;
 pub mod schema;
 pub mod sse;
-pub mod surfaces;
 pub mod wait;
 pub mod wire;
 

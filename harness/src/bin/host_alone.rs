@@ -10,20 +10,6 @@
 //! stdin closes.
 #![forbid(unsafe_code)]
 
-use std::io::{self, Write};
-
-use serde_json::json;
-use toolhost::{HostConfig, ToolHost};
-use toolhost_tests::surfaces::echo_tools;
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let host = ToolHost::bind(HostConfig::default().server_name("roundtrip"))?;
-    let echo = host.open_session(echo_tools()?);
-    println!(
-        "{}",
-        json!({"toolhost": echo.url(), "auth": echo.authorization()})
-    );
-    io::stdout().flush()?;
-    io::copy(&mut io::stdin(), &mut io::sink())?;
-    Ok(())
+    toolhost_tests::bench_host::serve_alone()
 }

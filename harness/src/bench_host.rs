@@ -1,11 +1,28 @@
-//! The tools the round-trip bench calls, shared by the bench and the
-//! `host_alone` program whose memory it measures.
+//! The host the round-trip bench measures: the tools it calls, and the
+//! host alone that its memory is read from — in a child of the bench
+//! (`--serve-alone`) and in the `host_alone` program.
 
+use std::io::{self, Write};
 use std::thread;
 use std::time::Duration;
 
 use serde_json::json;
-use toolhost::{StaticSurface, Tool, ToolOutcome};
+use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
+
+/// Holds a host with the default settings and one session of
+/// [`echo_tools`], and nothing else: prints `{"toolhost": URL, "auth":
+/// BEARER}` on one line and serves until stdin closes.
+pub fn serve_alone() -> Result<(), Box<dyn std::error::Error>> {
+    let host = ToolHost::bind(HostConfig::default().server_name("roundtrip"))?;
+    let echo = host.open_session(echo_tools()?);
+    println!(
+        "{}",
+        json!({"toolhost": echo.url(), "auth": echo.authorization()})
+    );
+    io::stdout().flush()?;
+    io::copy(&mut io::stdin(), &mut io::sink())?;
+    Ok(())
+}
 
 /// `echo` (returns its `text`), `progress3` (three progress notifications,
 /// then an answer) and `progress3_spaced` (the same with 1 ms of work
