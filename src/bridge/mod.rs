@@ -149,7 +149,14 @@ struct Inner {
     /// The names left out at the last refresh, and whether a session's
     /// hook has heard of them.
     skipped: Mutex<(Vec<String>, bool)>,
+    /// Events of the time before the first session opened (a stdio
+    /// server's startup lines on stderr), for that session's hook; `None`
+    /// once it has them.
+    early: Mutex<Option<Vec<Event>>>,
 }
+
+/// The most events kept for the first session; later ones go to the log.
+const MAX_EARLY_EVENTS: usize = 64;
 
 /// How calls reach the server.
 enum Transport {
@@ -444,6 +451,7 @@ impl Inner {
             signal,
             watching: CancelHandle::new(),
             skipped: Mutex::new((Vec::new(), false)),
+            early: Mutex::new(Some(Vec::new())),
         }
     }
 
@@ -560,18 +568,23 @@ impl Inner {
         });
     }
 
-    /// Reports `message` to a session's hook, or to the log when no session
-    /// is open.
+    /// Reports `message` as a [`Event::SurfaceFault`] (see
+    /// [`Inner::report_event`]).
     fn report(&self, message: String) {
         self.report_event(Event::SurfaceFault { message });
     }
 
-    /// Reports `event` to a session's hook, or to the log (at the event's
-    /// level) when no session is open.
+    /// Reports `event` to a session's hook; before the first session
+    /// opens, keeps it for that session (up to a bound), and once every
+    /// session has closed, logs it at its level.
     fn report_event(&self, event: Event) {
-        match self.links.first_open() {
-            Some(link) => link.report(event),
-            None => log::log!(target: LOG_TARGET, event.level(), "{event}"),
+        if let Some(link) = self.links.first_open() {
+            return link.report(event);
+        }
+        let mut early = lock(&self.early);
+        match early.as_mut() {
+            Some(kept) if kept.len() < MAX_EARLY_EVENTS => kept.push(event),
+            _ => log::log!(target: LOG_TARGET, event.level(), "{event}"),
         }
     }
 
@@ -711,7 +724,12 @@ impl ToolSurface for McpServerLayer {
     }
 
     fn on_open(&self, link: SessionLink) {
-        self.inner.links.add(link);
+        // Added first, so that nothing reported meanwhile is logged.
+        self.inner.links.add(link.clone());
+        let early = lock(&self.inner.early).take();
+        for event in early.into_iter().flatten() {
+            link.report(event);
+        }
         self.inner.report_skipped();
     }
 }
