@@ -464,3 +464,68 @@ fn the_servers_question_reaches_the_agent_that_declared_the_capability() {
     assert!(result.is_error, "{result:?}");
     assert!(result.text().contains("could not ask"), "{}", result.text());
 }
+
+#[test]
+#[ignore = "needs the Python SDK: bash harness/interop/python_server/run.sh"]
+fn the_python_sdk_server_is_bridged_over_stdio_beside_the_local_tools() {
+    let command = toolhost_tests::python_sdk_stdio_server();
+    let log = EventLog::new();
+    let layer = McpServerLayer::stdio("py", StdioServer::new(&command[0]).args(&command[1..]))
+        .connect()
+        .unwrap_or_else(|err| panic!("{command:?}: {err}"));
+    let pid = layer.process_id().expect("a running server");
+    let local_host = ToolHost::bind(log.hook(HostConfig::default())).unwrap();
+    let session = local_host.open_session(gateway(layer));
+    let mut client = session.client().unwrap();
+    let mut listed: Vec<String> = client
+        .list_tools()
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    listed.sort_unstable();
+    assert_eq!(
+        listed,
+        [
+            "echo",
+            "py_add",
+            "py_count",
+            "py_count_reconnect",
+            "py_echo",
+            "py_fail"
+        ]
+    );
+    let added = client.call_tool("py_add", json!({"a": 2, "b": 3})).unwrap();
+    assert_eq!(added.structured_content, Some(json!({"sum": 5.0})));
+    let mut reports = Vec::new();
+    let counted = client
+        .call_tool_with(
+            "py_count",
+            json!({"steps": 3}),
+            CallOptions::new().on_progress(|p| reports.push(p.progress)),
+        )
+        .unwrap();
+    assert_eq!(counted.text(), "counted 3");
+    assert_eq!(reports, [1.0, 2.0, 3.0]);
+    let failed = client
+        .call_tool("py_fail", json!({"why": "on purpose"}))
+        .unwrap();
+    assert!(
+        failed.is_error && failed.text().contains("on purpose"),
+        "{}",
+        failed.text()
+    );
+    assert_eq!(
+        client
+            .call_tool("echo", json!({"text": "local"}))
+            .unwrap()
+            .text(),
+        "local"
+    );
+    drop(client);
+    drop(session);
+    wait_for(
+        "the Python server to end with the session's surface",
+        || !process_exists(pid),
+    );
+}

@@ -255,8 +255,9 @@ impl McpServerLayer {
     /// when the layer connects.
     ///
     /// The layer hands each line the server writes to stderr to the event
-    /// hook ([`Event::ServerStderr`]; the log facade until a session is
-    /// open), and follows its `notifications/tools/list_changed`; it sets
+    /// hook ([`Event::ServerStderr`]: the lines of its startup, written
+    /// before any session opened, are kept for the first session's hook, up
+    /// to 64), and follows its `notifications/tools/list_changed`; it sets
     /// [`StdioServer::on_stderr`] and [`StdioServer::on_tools_changed`] for
     /// that, replacing any set before. All calls share the one process. A
     /// server that dies fails the calls in flight with a tool error (the
