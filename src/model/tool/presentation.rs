@@ -84,7 +84,9 @@ impl ToolAnnotations {
 
     /// Reads another server's `annotations` object: the title and the four
     /// hints, each kept when it has the right type (a bridged tool shows
-    /// what its server said, and nothing it could not have meant).
+    /// what its server said, and nothing it could not have meant). Only the
+    /// bridge (feature `client`) reads other servers' definitions.
+    #[cfg(feature = "client")]
     pub(crate) fn from_json(value: &Value) -> ToolAnnotations {
         let hint = |key: &str| value.get(key).and_then(Value::as_bool);
         ToolAnnotations {
@@ -182,6 +184,7 @@ impl Icon {
 
     /// Reads one of another server's `icons`; `None` without a string
     /// `src`. Fields of the wrong type, and an unknown theme, are left out.
+    #[cfg(feature = "client")]
     pub(crate) fn from_json(value: &Value) -> Option<Icon> {
         let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
         Some(Icon {
@@ -226,7 +229,7 @@ impl Icon {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "client"))]
 mod tests {
     use super::*;
     use serde_json::json;
