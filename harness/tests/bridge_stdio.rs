@@ -468,3 +468,60 @@ fn the_python_sdk_server_is_bridged_over_stdio_beside_the_local_tools() {
         || !process_exists(pid),
     );
 }
+
+#[test]
+fn a_launcher_killed_alone_is_a_server_gone_and_what_it_started_is_ended_too() {
+    let seen = Arc::new(Seen::default());
+    let remote_host = host();
+    let remote = remote_host.open_session(remote_tools(&seen));
+    let log = EventLog::new();
+    let local_host = ToolHost::bind(log.hook(HostConfig::default())).unwrap();
+    // `sh` starts the server as its child and waits for it, as `npx`
+    // does: killing `sh` alone leaves the server running on the pipes.
+    let launcher = StdioServer::new("sh")
+        .args(["-c", "\"$0\"; true", env!("CARGO_BIN_EXE_stdio_server")])
+        .env(URL_VAR, remote.url())
+        .env(AUTHORIZATION_VAR, remote.authorization());
+    let layer = McpServerLayer::stdio("remote", launcher)
+        .refresh_every(None)
+        .connect()
+        .unwrap();
+    let sh = layer.process_id().expect("a running launcher");
+    let session = local_host.open_session(gateway(layer));
+    let servers = log.pick(|event| match event {
+        Event::ServerStderr { line, .. } => line
+            .strip_prefix("stdio_server: relaying as process ")
+            .map(|pid| pid.parse::<u32>().unwrap()),
+        _ => None,
+    });
+    let server = servers[0];
+    assert_ne!(server, sh, "the server is the launcher's child");
+
+    let mut waiting = session.client().unwrap();
+    let in_flight = thread::spawn(move || waiting.call_tool("remote_wait", json!({})).unwrap());
+    wait_for("the remote handler to start", || {
+        seen.waiting.load(Ordering::SeqCst)
+    });
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &sh.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let result = in_flight.join().unwrap();
+    seen.release.store(true, Ordering::SeqCst);
+    assert!(result.is_error, "{result:?}");
+    assert!(result.text().contains("unavailable"), "{}", result.text());
+    let faults = log.pick(|event| match event {
+        Event::SurfaceFault { message } => Some(message.clone()),
+        _ => None,
+    });
+    assert!(
+        faults
+            .iter()
+            .any(|m| m.contains(&format!("process {sh} exited")) && m.contains("SIGKILL")),
+        "{faults:?}"
+    );
+    wait_for("the orphaned server to be ended", || {
+        !process_exists(server)
+    });
+}

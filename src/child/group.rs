@@ -87,6 +87,13 @@ impl Group {
         self.exit_grace = grace;
     }
 
+    /// How the child exited, once it has (reaping it); `None` while it
+    /// runs. What is left of its group may still run.
+    #[cfg(feature = "client")]
+    pub(crate) fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
     /// The child's process id, which is also its process group's id.
     pub(crate) fn id(&self) -> u32 {
         self.child.id()

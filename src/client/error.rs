@@ -219,7 +219,7 @@ impl fmt::Display for ClientError {
             }
             ClientError::Timeout { waited } => write!(
                 f,
-                "the server sent nothing for {waited:?}; raise ClientBuilder::timeout (or CallOptions::timeout) for slow tools"
+                "the server sent nothing for {waited:?}; raise ClientBuilder::timeout or StdioServer::timeout (or CallOptions::timeout) for slow tools"
             ),
             ClientError::Cancelled => f.write_str("the call was cancelled through its CancelHandle"),
             ClientError::ResumeFailed {

@@ -22,7 +22,8 @@ use std::fmt;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
+use std::thread;
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
@@ -40,12 +41,16 @@ use super::{call_params, ServerInfo};
 use crate::child::{read_messages, read_stderr, Group, Input};
 use crate::model::jsonrpc::RpcError;
 use crate::model::Revision;
+use crate::sync::lock;
 
 /// A callback of the reader thread.
 pub(super) type Callback = Arc<dyn Fn() + Send + Sync>;
 
 /// Who the child is, in the messages of a broken pipe.
 const WHO: &str = "the MCP server";
+
+/// How often the exit watch looks at the server's process.
+const EXIT_POLL: Duration = Duration::from_millis(200);
 
 /// Keys of the cancel handles' wakers, unique in the process: one handle
 /// may serve calls of several clients.
@@ -60,10 +65,15 @@ static NEXT_WAKER: AtomicU64 = AtomicU64::new(1);
 /// ends it and everything it started (`SIGTERM`, then `SIGKILL`) and reaps
 /// it: nothing is left running.
 ///
-/// When the server exits, or closes its output, every call waiting on it
-/// fails with [`ClientError::Closed`] — carrying the last line the server
-/// wrote to stderr — and so does every later one; connect again to start a
-/// new server ([`McpServerLayer`](crate::McpServerLayer) does so by itself).
+/// When the server closes its output, or its process exits, every call
+/// waiting on it fails with [`ClientError::Closed`] — carrying the exit
+/// status or the last line the server wrote to stderr — and so does every
+/// later one; connect again to start a new server
+/// ([`McpServerLayer`](crate::McpServerLayer) does so by itself). The exit
+/// is looked for five times a second, because a launcher such as `npx`
+/// killed on its own leaves the real server holding the pipes: the output
+/// never ends, but the process the client started is gone, and the rest
+/// of its group is then ended too.
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -86,7 +96,8 @@ static NEXT_WAKER: AtomicU64 = AtomicU64::new(1);
 /// ```
 pub struct StdioClient {
     router: Arc<Router>,
-    group: Mutex<Group>,
+    /// Shared with the thread that watches for the process's exit.
+    group: Arc<Mutex<Group>>,
     pid: u32,
     program: String,
     identity: Identity,
@@ -142,9 +153,15 @@ impl StdioClient {
             move |item| reader.receive(item),
         )
         .map_err(spawn_error)?;
+        let group = Arc::new(Mutex::new(group));
+        let (watched, watcher) = (Arc::downgrade(&group), Arc::clone(&router));
+        thread::Builder::new()
+            .name(format!("mcp-stdio-exit-{pid}"))
+            .spawn(move || watch_exit(&watched, &watcher, pid))
+            .map_err(spawn_error)?;
         let mut client = StdioClient {
             router,
-            group: Mutex::new(group),
+            group,
             pid,
             program,
             identity: config.identity.clone(),
@@ -429,6 +446,26 @@ impl Drop for Waiter<'_> {
     }
 }
 
+/// The exit watch: looks every [`EXIT_POLL`] whether the server's process
+/// exited, until the client is dropped. A launcher (`npx`, a shell script)
+/// killed on its own leaves the real server running with the pipes open,
+/// so the output never ends; its exit is then the news that the server is
+/// gone: every waiting call fails at once, and the rest of its process
+/// group is ended.
+fn watch_exit(group: &Weak<Mutex<Group>>, router: &Router, pid: u32) {
+    loop {
+        thread::sleep(EXIT_POLL);
+        let Some(group) = group.upgrade() else { return };
+        let mut group = lock(&group);
+        if let Some(status) = group.exited() {
+            router.close(format!("its process {pid} exited ({status})"));
+            router.close_input();
+            group.end();
+            return;
+        }
+    }
+}
+
 /// The client's error for the server's JSON-RPC error (no HTTP here).
 fn rpc_error(error: RpcError) -> ClientError {
     rpc::rpc_error(error, 200)
@@ -437,10 +474,7 @@ fn rpc_error(error: RpcError) -> ClientError {
 impl Drop for StdioClient {
     fn drop(&mut self) {
         self.router.close_input();
-        self.group
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .end();
+        lock(&self.group).end();
     }
 }
 

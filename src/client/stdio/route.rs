@@ -12,7 +12,9 @@
 //!   several in flight a question is refused with a JSON-RPC error and a
 //!   log message is dropped. `ping` is answered here, at once.
 //! - `notifications/tools/list_changed` calls the client's callback.
-//! - The end of the server's output fails every waiting request.
+//! - The end of the server's output, or the exit of its process (which a
+//!   launcher's orphaned child may outlive, holding the output open), fails
+//!   every waiting request.
 
 use std::collections::HashMap;
 use std::sync::mpsc::Sender;
@@ -151,12 +153,17 @@ impl Router {
 
     /// Fails every waiting request, and every later one, with `reason`
     /// (and the last stderr line, once stderr has had a moment to end).
-    fn close(&self, reason: String) {
+    /// The first reason stays: the end of the output and the exit of the
+    /// process are two views of one death.
+    pub(super) fn close(&self, reason: String) {
         let state = lock(&self.state);
         let (mut state, _) = self
             .stderr_ended
             .wait_timeout_while(state, STDERR_SETTLE, |state| !state.stderr_ended)
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if state.closed.is_some() {
+            return;
+        }
         let reason = match &state.last_stderr {
             Some(line) => format!("{reason}; the last line it wrote to stderr: {line}"),
             None => reason,
