@@ -382,7 +382,9 @@ impl StdioClient {
                     return Err(ClientError::Timeout { waited: timeout });
                 }
                 Err(RecvTimeoutError::Disconnected) => {
-                    // The waiter holds a sender until it is dropped.
+                    // Not expected: a sender lives while this waits (the
+                    // `deliver` of this function, or the one moved into
+                    // the cancel waker, which is forgotten only on return).
                     return Err(ClientError::Closed {
                         reason: "the client's reader stopped".into(),
                     });
