@@ -259,7 +259,13 @@ impl McpServerLayer {
     /// before any session opened, are kept for the first session's hook, up
     /// to 64), and follows its `notifications/tools/list_changed`; it sets
     /// [`StdioServer::on_stderr`] and [`StdioServer::on_tools_changed`] for
-    /// that, replacing any set before. All calls share the one process. A
+    /// that, replacing any set before. All calls share the one process;
+    /// since nothing on a stdio wire says which call a question or a log
+    /// message belongs to, the server's questions and log messages reach
+    /// the agent only while exactly one call to that server is in flight
+    /// (with several, a question is refused and a log message dropped,
+    /// rather than handed to another agent's call; progress always reaches
+    /// its own call). A
     /// server that dies fails the calls in flight with a tool error (the
     /// hook gets the detail, with the last line of its stderr), and the
     /// next call or refresh starts it again — at once if it had served,

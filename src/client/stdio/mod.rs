@@ -123,7 +123,10 @@ impl StdioClient {
         // From here on, an early return drops `group`, which ends the child.
         let input =
             Input::start(stdin, format!("mcp-stdio-input-{pid}"), WHO).map_err(spawn_error)?;
-        let router = Arc::new(Router::new(input, config.on_tools_changed.clone()));
+        let router = Arc::new(Router::new(
+            Box::new(input),
+            config.on_tools_changed.clone(),
+        ));
         match group.take_stderr() {
             Some(stderr) => {
                 let (lines, on_stderr) = (Arc::clone(&router), config.on_stderr.clone());

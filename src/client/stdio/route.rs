@@ -74,17 +74,36 @@ struct State {
     stderr_ended: bool,
 }
 
+/// Where the router writes to the server: its stdin (`Input`), or in the
+/// unit tests below a record.
+pub(super) trait Output: Send {
+    /// Queues one serialized message (without its newline).
+    fn send(&mut self, line: Vec<u8>) -> Result<(), String>;
+    /// Closes the server's input.
+    fn close(&mut self);
+}
+
+impl Output for Input {
+    fn send(&mut self, line: Vec<u8>) -> Result<(), String> {
+        self.send_bytes(line)
+    }
+
+    fn close(&mut self) {
+        Input::close(self);
+    }
+}
+
 /// The shared side of a stdio client: the server's input and the requests
 /// waiting on its output.
 pub(super) struct Router {
-    input: Mutex<Input>,
+    input: Mutex<Box<dyn Output>>,
     state: Mutex<State>,
     stderr_ended: Condvar,
     on_tools_changed: Option<super::Callback>,
 }
 
 impl Router {
-    pub(super) fn new(input: Input, on_tools_changed: Option<super::Callback>) -> Router {
+    pub(super) fn new(input: Box<dyn Output>, on_tools_changed: Option<super::Callback>) -> Router {
         Router {
             input: Mutex::new(input),
             state: Mutex::new(State::default()),
@@ -113,7 +132,7 @@ impl Router {
 
     /// Queues one serialized message for the server.
     pub(super) fn send(&self, line: Vec<u8>) -> Result<(), String> {
-        lock(&self.input).send_bytes(line)
+        lock(&self.input).send(line)
     }
 
     /// Closes the server's input: MCP's stdio goodbye.
@@ -290,5 +309,131 @@ impl Router {
             (Some(only), None) => Some(only.deliver.clone()),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc::{self, Receiver};
+    use std::sync::Arc;
+
+    use super::*;
+
+    /// What the router wrote to the server, shared with the test.
+    #[derive(Clone, Default)]
+    struct Record(Arc<Mutex<Vec<Value>>>);
+
+    impl Output for Record {
+        fn send(&mut self, line: Vec<u8>) -> Result<(), String> {
+            lock(&self.0).push(serde_json::from_slice(&line).unwrap());
+            Ok(())
+        }
+        fn close(&mut self) {}
+    }
+
+    fn router() -> (Router, Record) {
+        let record = Record::default();
+        let router = Router::new(Box::new(record.clone()), None);
+        router.stderr_end();
+        (router, record)
+    }
+
+    fn waiting(router: &Router, call: bool) -> (u64, Receiver<Delivery>) {
+        let (deliver, deliveries) = mpsc::channel();
+        (router.register(deliver, call).unwrap(), deliveries)
+    }
+
+    #[test]
+    fn answers_go_by_id_and_progress_by_token_to_their_own_request_only() {
+        let (router, _) = router();
+        let (first, to_first) = waiting(&router, true);
+        let (second, to_second) = waiting(&router, false);
+        router.receive(Ok(
+            json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": first, "progress": 1}}),
+        ));
+        router.receive(Ok(
+            json!({"jsonrpc": "2.0", "id": second, "error": {"code": -32601, "message": "no"}}),
+        ));
+        router.receive(Ok(json!({"jsonrpc": "2.0", "id": 99, "result": {}})));
+        router.receive(Ok(
+            json!({"jsonrpc": "2.0", "id": first, "result": {"ok": true}}),
+        ));
+        assert!(matches!(to_first.try_recv(), Ok(Delivery::Progress(p)) if p.progress == 1.0));
+        assert!(
+            matches!(to_first.try_recv(), Ok(Delivery::Reply(Ok(r))) if r == json!({"ok": true}))
+        );
+        assert!(matches!(to_second.try_recv(), Ok(Delivery::Reply(Err(e))) if e.code == -32601));
+        assert!(to_first.try_recv().is_err() && to_second.try_recv().is_err());
+        // An answer ends its request: a second one goes nowhere.
+        router.receive(Ok(json!({"jsonrpc": "2.0", "id": first, "result": {}})));
+        assert!(to_first.try_recv().is_err());
+    }
+
+    #[test]
+    fn questions_and_logs_reach_the_only_call_in_flight_and_no_one_when_there_are_two() {
+        let (router, written) = router();
+        let question =
+            json!({"jsonrpc": "2.0", "id": "q", "method": "elicitation/create", "params": {}});
+        let log = json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": "x"}});
+        // A request that is not a call (a listing) takes neither.
+        let (_, listing) = waiting(&router, false);
+        let (_, to_one) = waiting(&router, true);
+        router.receive(Ok(question.clone()));
+        router.receive(Ok(log.clone()));
+        assert!(matches!(to_one.try_recv(), Ok(Delivery::Ask { id, .. }) if id == "q"));
+        assert!(matches!(to_one.try_recv(), Ok(Delivery::Log(m)) if m.data == "x"));
+        assert!(listing.try_recv().is_err());
+        assert!(lock(&written.0).is_empty(), "nothing refused");
+
+        let (_, to_two) = waiting(&router, true);
+        router.receive(Ok(question));
+        router.receive(Ok(log));
+        assert!(to_one.try_recv().is_err() && to_two.try_recv().is_err());
+        let refused = lock(&written.0).clone();
+        assert_eq!(refused.len(), 1);
+        assert_eq!(refused[0]["id"], "q");
+        assert!(refused[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("2 are"));
+    }
+
+    #[test]
+    fn ping_is_answered_an_unknown_request_refused_and_the_end_fails_every_request() {
+        let (router, written) = router();
+        let (_, to_call) = waiting(&router, true);
+        router.receive(Ok(json!({"jsonrpc": "2.0", "id": 7, "method": "ping"})));
+        router.receive(Ok(
+            json!({"jsonrpc": "2.0", "id": 8, "method": "tasks/get"}),
+        ));
+        assert_eq!(
+            lock(&written.0).clone(),
+            [
+                json!({"jsonrpc": "2.0", "id": 7, "result": {}}),
+                json!({"jsonrpc": "2.0", "id": 8, "error": {"code": -32601,
+                    "message": "this client does not handle tasks/get"}}),
+            ]
+        );
+        assert!(to_call.try_recv().is_err(), "neither reached the call");
+
+        router.stderr_line("fatal: no config");
+        assert!(!router.receive(Err("the MCP server closed its output".into())));
+        match to_call.try_recv() {
+            Ok(Delivery::Closed(reason)) => assert_eq!(
+                reason,
+                "the MCP server closed its output; the last line it wrote to stderr: fatal: no config"
+            ),
+            other => panic!("{other:?}"),
+        }
+        let (later, _) = mpsc::channel();
+        assert!(router.register(later, true).is_err());
+        // The first reason stays.
+        router.close("its process exited".into());
+        assert!(router
+            .closed()
+            .unwrap()
+            .starts_with("the MCP server closed"));
     }
 }
