@@ -228,12 +228,12 @@
 #![deny(missing_docs)]
 
 // The crate, bottom-up: leaves (`sync`, `crypto`, `base64`, `sse`,
-// `error`, `event`, `schema`), the vocabulary (`model`), the handler side
-// (`call`), the sans-IO protocol core (`mcp`), the runtime (`runtime`),
-// and the shell (`http`, `host`, `session`, `config`, `acp`,
-// `stdio_bridge`). Each uses only those before it; `client` builds on the
-// vocabulary alone, and `bridge` (another MCP server as a surface) on
-// `call` and `client`.
+// `error`, `event`, `schema`, `child`: child processes spoken to in JSON
+// lines), the vocabulary (`model`), the handler side (`call`), the sans-IO
+// protocol core (`mcp`), the runtime (`runtime`), and the shell (`http`,
+// `host`, `session`, `config`, `acp`, `stdio_bridge`). Each uses only
+// those before it; `client` builds on the vocabulary and `child`, and
+// `bridge` (another MCP server as a surface) on `call` and `client`.
 pub mod acp;
 mod base64;
 #[cfg(feature = "client")]
