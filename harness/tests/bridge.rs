@@ -532,10 +532,12 @@ fn the_python_sdk_server_is_bridged_beside_the_local_tools_in_both_eras() {
             [
                 "echo",
                 "py_add",
+                "py_cancelled_waits",
                 "py_count",
                 "py_count_reconnect",
                 "py_echo",
-                "py_fail"
+                "py_fail",
+                "py_wait"
             ],
             "{era:?}"
         );
