@@ -21,11 +21,15 @@
 #
 # The clients get the gateway's TH_URL and TH_AUTH, plus TH_BRIDGED (the bridged
 # servers to check), TH_PY_URL, TH_PY_AUTH and TH_PY_PID (the Python server, which
-# the client calls directly for comparison, then kills), TH_EVERYTHING_PID (server-everything, the gateway's child) and
-# TH_GATEWAY_LOG (the gateway's stderr, where its event hook writes).
+# the client calls directly for comparison, then kills), TH_EVERYTHING_PID
+# (server-everything, the gateway's child), TH_GATEWAY_PID, TH_GATEWAY_LOG (the
+# gateway's stderr, where its event hook writes) and TH_EVERYTHING_WIRE (what
+# server-everything read from stdin: wire_tap.cjs, loaded into its node with
+# --require, records it; nothing else of the server changes).
 #
 # Exit status: 0 when every run passed, 1 otherwise (2 when setup or a start failed).
-# Logs: harness/interop/out/gateway-CLIENT-MODE.{log,stderr}, out/gateway-py-CLIENT-MODE.stderr.
+# Logs: harness/interop/out/gateway-CLIENT-MODE.{log,stderr,everything-wire.jsonl}
+# and out/gateway-py-CLIENT-MODE.stderr.
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -82,9 +86,13 @@ for run in "${runs[@]}"; do
         th_start_example python-sdk-server || { echo "the Python SDK server did not start" >&2; exit 2; }
     th_set_aside PY
 
-    # The stdio value is split on spaces: the paths here have none.
-    TH_LOG_NAME="gateway-$client-$mode" th_start_example gateway \
-        --stdio "everything=$TH_NODE $everything stdio" \
+    # What server-everything reads from stdin, recorded by wire_tap.cjs (the child
+    # inherits the gateway's environment). The stdio value is split on spaces: the
+    # paths here have none.
+    wire="$TH_OUT/gateway-$client-$mode.everything-wire.jsonl"
+    : >"$wire"
+    TH_EVERYTHING_WIRE="$wire" TH_LOG_NAME="gateway-$client-$mode" th_start_example gateway \
+        --stdio "everything=$TH_NODE --require $here/wire_tap.cjs $everything stdio" \
         --http "py=$PY_URL" --auth "py=$PY_AUTH" ||
         { echo "the gateway did not start (log: $TH_OUT/gateway-$client-$mode.stderr)" >&2; exit 2; }
     # server-everything is the gateway's only child process.
@@ -97,7 +105,8 @@ for run in "${runs[@]}"; do
     t0=$(th_now)
     # A run takes seconds; past a few minutes it is stuck.
     TH_BRIDGED="py everything" TH_PY_URL="$PY_URL" TH_PY_AUTH="$PY_AUTH" TH_PY_PID="$PY_PID" \
-        TH_EVERYTHING_PID="$everything_pid" TH_GATEWAY_LOG="$TH_STDERR_FILE" \
+        TH_EVERYTHING_PID="$everything_pid" TH_GATEWAY_PID="$TH_PID" TH_GATEWAY_LOG="$TH_STDERR_FILE" \
+        TH_EVERYTHING_WIRE="$wire" \
         timeout --kill-after=10 180 "${cmd[@]}" </dev/null 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
     secs=$(th_elapsed "$t0")

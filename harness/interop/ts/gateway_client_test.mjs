@@ -6,8 +6,9 @@
 // Environment: TH_URL and TH_AUTH (the gateway), TH_BRIDGED (the bridged servers to check,
 // of "py everything"), TH_PY_URL, TH_PY_AUTH and TH_PY_PID (the Python SDK server, called
 // directly for comparison, then killed by this test), TH_EVERYTHING_PID (server-everything,
-// the gateway's child, killed by this test), TH_GATEWAY_LOG (the gateway's stderr, where
-// its event hook writes).
+// the gateway's child, killed by this test), TH_GATEWAY_PID (its parent), TH_GATEWAY_LOG
+// (the gateway's stderr, where its event hook writes) and TH_EVERYTHING_WIRE (what
+// server-everything read from stdin).
 //
 // The checks are the ones harness/interop/python/gateway_client_test.py runs, in the same
 // order and with the same names. Last line: `gateway-ts legacy: N passed, M failed`; exit
@@ -59,6 +60,23 @@ async function connected(to, authorization) {
     await client.connect(new StreamableHTTPClientTransport(new URL(to), { requestInit: { headers: { Authorization: authorization } } }));
     return client;
 }
+
+/** The JSON-RPC messages server-everything read from stdin so far (recorded by
+ * harness/interop/gateway/wire_tap.cjs), a line still being written left out. */
+function wireMessages() {
+    const messages = [];
+    for (const line of readFileSync(process.env.TH_EVERYTHING_WIRE, 'utf8').split('\n')) {
+        try {
+            messages.push(JSON.parse(line));
+        } catch {
+            // an empty or partly written line
+        }
+    }
+    return messages;
+}
+
+/** The tools/call requests for `name` that server-everything read. */
+const wireToolCalls = name => wireMessages().filter(m => m.method === 'tools/call' && m.params?.name === name);
 
 /** Polls `probe` until it is true; the milliseconds it took, or fails naming `what`. */
 async function waitUntil(probe, withinMs, what) {
@@ -203,6 +221,8 @@ async function sessionChecks(client) {
             expect(echoed.isError !== true && same(texts(echoed), [`Echo: ${text}`]), `everything_echo: ${show(echoed)}`);
             const summed = await client.callTool({ name: 'everything_get-sum', arguments: { a: 2, b: 3.5 } });
             expect(summed.isError !== true && same(texts(summed), ['The sum of 2 and 3.5 is 5.5.']), `everything_get-sum: ${show(summed)}`);
+            const forwarded = wireToolCalls('get-sum').map(m => m.params.arguments);
+            expect(same(forwarded, [{ a: 2, b: 3.5 }]), `server-everything read get-sum's arguments as ${show(forwarded)}`);
             const weather = await client.callTool({ name: 'everything_get-structured-content', arguments: { location: 'Chicago' } });
             const wantSc = { temperature: 36, conditions: 'Light rain / drizzle', humidity: 82 };
             expect(weather.isError !== true && same(weather.structuredContent, wantSc), `structuredContent ${show(weather.structuredContent)}`);
@@ -262,13 +282,18 @@ async function sessionChecks(client) {
 
     if (bridged.has('everything')) {
         await checks.run('cancel-everything', async () => {
-            await callAndCancel(client, 'everything_trigger-long-running-operation', { duration: 30, steps: 30 });
+            const args = { duration: 30, steps: 30 };
+            await callAndCancel(client, 'everything_trigger-long-running-operation', args);
+            const calls = wireToolCalls('trigger-long-running-operation')
+                .filter(m => same(m.params.arguments, args))
+                .map(m => m.id);
+            expect(calls.length === 1, `server-everything read ${calls.length} such tools/call (want 1)`);
             const took = await waitUntil(
-                async () => gatewayLog().includes('call to tool "everything_trigger-long-running-operation" declined'),
+                async () => wireMessages().some(m => m.method === 'notifications/cancelled' && m.params?.requestId === calls[0]),
                 CANCEL_WITHIN_MS,
-                'the gateway never ended the cancelled call',
+                `server-everything never read a notifications/cancelled for request ${calls[0]}`,
             );
-            return `the gateway ended the call after ${(took / 1000).toFixed(1)}s`;
+            return `server-everything read notifications/cancelled for request ${calls[0]} after ${(took / 1000).toFixed(1)}s`;
         });
     }
 
