@@ -244,6 +244,9 @@ async def session_checks(checks: Checks, client: Client, mode: str, bridged: set
                         relayed_part(through) == relayed_part(direct),
                         f"py_{name} through the gateway {relayed_part(through)} != direct {relayed_part(direct)}",
                     )
+                    # The hop's own keys name the server the client talks to, if any.
+                    named = (through.meta or {}).get("io.modelcontextprotocol/serverInfo")
+                    expect(named is None or named.get("name") == "gateway", f"py_{name}'s result names {named!r}")
 
         await checks.run("call-py", call_py)
 

@@ -208,6 +208,9 @@ async function sessionChecks(client) {
                         same(relayedPart(through), relayedPart(direct)),
                         `py_${name} through the gateway ${show(relayedPart(through))} != direct ${show(relayedPart(direct))}`,
                     );
+                    // The hop's own keys name the server the client talks to, if any.
+                    const named = through._meta?.['io.modelcontextprotocol/serverInfo'];
+                    expect(named === undefined || named.name === 'gateway', `py_${name}'s result names ${show(named)}`);
                 }
             } finally {
                 await py.close().catch(() => {});
