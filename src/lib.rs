@@ -367,6 +367,8 @@ mod base64;
 #[cfg(feature = "client")]
 mod bridge;
 mod call;
+#[cfg(any(feature = "client", feature = "acp-driver"))]
+mod child;
 #[cfg(feature = "client")]
 pub mod client;
 mod config;

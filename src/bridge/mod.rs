@@ -1,24 +1,26 @@
 //! Another MCP server's tools as a layer of this host's surface: a
-//! snapshot of what the server lists, and calls forwarded to it over
-//! Streamable HTTP with [`crate::client`].
+//! snapshot of what the server lists, and calls forwarded to it with
+//! [`crate::client`] — over Streamable HTTP (`http.rs`: a pool of clients
+//! and the watch of the server's standalone stream) or to a child process
+//! over stdio (`stdio.rs`: one child, started again after it dies).
 //!
 //! The snapshot is the only thing the agent sees or reaches: `tools/list`
 //! answers from it, and a call is forwarded only for a name in it. It is
 //! refreshed on demand ([`McpServerLayer::refresh`]), at each
-//! `notifications/tools/list_changed` the server sends on its standalone
-//! stream (a thread of the layer keeps that `GET` open with
-//! [`Client::watch_tools_changed`], when the server issued an MCP session),
-//! and on an interval by another thread, for servers of 2026-07-28 (whose
-//! list changes come on `subscriptions/listen`, which the client does not
-//! speak) and for changes made while the stream was being reopened. A
-//! refresh that finds a different list tells every session serving the
-//! layer (through the [`SessionLink`]s of `on_open`), exactly as a
+//! `notifications/tools/list_changed` the server sends (on its standalone
+//! stream, which a thread of the layer keeps open with
+//! [`Client::watch_tools_changed`] when an HTTP server issued an MCP
+//! session; on its stdout for a stdio server, which wakes the refresh
+//! thread), after a stdio server was started again, and on an interval by
+//! the refresh thread, for HTTP servers of 2026-07-28 (whose list changes
+//! come on `subscriptions/listen`, which the client does not speak) and for
+//! changes made while the stream was being reopened. A refresh that finds
+//! a different list tells every session serving the layer (through the
+//! [`SessionLink`]s of `on_open`), exactly as a
 //! [`ToolRegistry`](crate::ToolRegistry) does.
-//!
-//! Calls take a connected client from a small pool (each [`Client`] does
-//! one request at a time), or connect a new one, so calls run in parallel
-//! and a server that went away is reconnected on the next call. A client
-//! that failed is dropped, never pooled again.
+
+mod http;
+mod stdio;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -33,11 +35,15 @@ use crate::call::context::CallContext;
 use crate::call::link::{Links, SessionLink};
 use crate::call::surface::ToolSurface;
 use crate::client::{
-    CallOptions, CancelHandle, Client, ClientBuilder, ClientError, Refusal, ServerRequest, ToolInfo,
+    CallOptions, CancelHandle, Client, ClientBuilder, ClientError, Refusal, ServerRequest,
+    StdioServer, ToolInfo, ToolResult,
 };
 use crate::event::{Event, LOG_TARGET};
 use crate::model::{LogLevel, Tool, ToolOutcome};
 use crate::sync::lock;
+
+use http::Pool;
+use stdio::Respawning;
 
 /// How often a layer asks its server for the tool list, unless
 /// [`McpServerBuilder::refresh_every`] says otherwise.
@@ -47,14 +53,14 @@ pub const DEFAULT_SERVER_REFRESH: Duration = Duration::from_secs(30);
 const MAX_NAME: usize = 64;
 
 /// How long the watch of the server's stream waits before opening it again.
-const WATCH_RETRY: Duration = Duration::from_secs(1);
+const RETRY: Duration = Duration::from_secs(1);
 
-/// The most idle clients a layer keeps connected.
-const MAX_IDLE: usize = 8;
-
-/// Another MCP server, reached over Streamable HTTP, whose tools this
-/// host serves as its own: put it in a [`LayeredSurface`](crate::LayeredSurface)
-/// beside the application's tools (or open a session on it alone).
+/// Another MCP server — reached over Streamable HTTP
+/// ([`McpServerLayer::builder`]) or started as a child process that speaks
+/// MCP on its stdin and stdout ([`McpServerLayer::stdio`]) — whose tools
+/// this host serves as its own: put it in a
+/// [`LayeredSurface`](crate::LayeredSurface) beside the application's tools
+/// (or open a session on it alone).
 ///
 /// Its tools are listed under server-qualified names by default —
 /// `<server>_<tool>`, so `github` and `create_issue` give
@@ -73,6 +79,9 @@ const MAX_IDLE: usize = 8;
 /// and passes the result through unchanged ([`ToolOutcome::relayed`]). A
 /// server that fails or is gone gives the agent a tool error that says so,
 /// and the event hook the detail; the session's other tools keep serving.
+/// An HTTP server is reconnected at the next call; a stdio server that
+/// died is started again at the next call or refresh (with a growing pause
+/// when it keeps dying before it serves: see [`McpServerLayer::stdio`]).
 ///
 /// ```
 /// use serde_json::json;
@@ -111,29 +120,48 @@ pub struct McpServerLayer {
 }
 
 /// How to reach a server and expose its tools; made by
-/// [`McpServerLayer::builder`].
+/// [`McpServerLayer::builder`] or [`McpServerLayer::stdio`].
 #[derive(Debug)]
 pub struct McpServerBuilder {
     name: String,
-    client: ClientBuilder,
+    remote: Remote,
     qualified: bool,
     refresh: Option<Duration>,
 }
 
+/// Where the server is.
+#[derive(Debug)]
+enum Remote {
+    Http(ClientBuilder),
+    Stdio(StdioServer),
+}
+
 struct Inner {
     name: String,
-    client: ClientBuilder,
+    transport: Transport,
     qualified: bool,
     snapshot: RwLock<Snapshot>,
-    idle: Mutex<Vec<Client>>,
     links: Links,
-    /// Set when the last handle is dropped; wakes the refresh thread.
-    stop: Arc<(Mutex<bool>, Condvar)>,
-    /// Ends the watch of the server's standalone stream.
+    /// Wakes the refresh thread: to refresh now, or to stop.
+    signal: Arc<Signal>,
+    /// Ends the watch of an HTTP server's standalone stream.
     watching: CancelHandle,
     /// The names left out at the last refresh, and whether a session's
     /// hook has heard of them.
     skipped: Mutex<(Vec<String>, bool)>,
+    /// Events of the time before the first session opened (a stdio
+    /// server's startup lines on stderr), for that session's hook; `None`
+    /// once it has them.
+    early: Mutex<Option<Vec<Event>>>,
+}
+
+/// The most events kept for the first session; later ones go to the log.
+const MAX_EARLY_EVENTS: usize = 64;
+
+/// How calls reach the server.
+enum Transport {
+    Http(Pool),
+    Stdio(Respawning),
 }
 
 /// The server's tools as last listed: each exposed tool with the name the
@@ -146,20 +174,123 @@ struct Snapshot {
     definitions: Vec<Value>,
 }
 
-impl McpServerLayer {
-    /// A layer for the server `name` (the prefix of its tools' qualified
-    /// names: letters, digits, `_` and `-`), reached with `client` — its
-    /// URL, credentials, era and timeouts.
-    pub fn builder(name: impl Into<String>, client: ClientBuilder) -> McpServerBuilder {
-        McpServerBuilder {
-            name: name.into(),
-            client,
-            qualified: true,
-            refresh: Some(DEFAULT_SERVER_REFRESH),
-        }
+/// What the layer's threads wait on: set when the last handle is dropped
+/// (stop), or when the tools should be listed again now (a stdio server's
+/// list change, a restart).
+#[derive(Default)]
+struct Signal {
+    flags: Mutex<Flags>,
+    woken: Condvar,
+}
+
+#[derive(Default)]
+struct Flags {
+    stopped: bool,
+    refresh: bool,
+}
+
+impl Signal {
+    fn stop(&self) {
+        lock(&self.flags).stopped = true;
+        self.woken.notify_all();
     }
 
-    /// The server's name, as given to [`builder`](McpServerLayer::builder).
+    fn want_refresh(&self) {
+        lock(&self.flags).refresh = true;
+        self.woken.notify_all();
+    }
+
+    /// Waits up to `delay`, cut short by a stop; `true` when stopped.
+    fn pause(&self, delay: Duration) -> bool {
+        let flags = lock(&self.flags);
+        let (flags, _) = self
+            .woken
+            .wait_timeout_while(flags, delay, |flags| !flags.stopped)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        flags.stopped
+    }
+
+    /// Waits until the next refresh is due — `interval` passed, or a
+    /// refresh wanted — `false` when stopped instead.
+    fn next_refresh(&self, interval: Option<Duration>) -> bool {
+        let deadline = interval.map(|interval| Instant::now() + interval);
+        let mut flags = lock(&self.flags);
+        loop {
+            if flags.stopped {
+                return false;
+            }
+            if std::mem::take(&mut flags.refresh) {
+                return true;
+            }
+            flags = match deadline {
+                None => self
+                    .woken
+                    .wait(flags)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return true;
+                    }
+                    self.woken
+                        .wait_timeout(flags, left)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .0
+                }
+            };
+        }
+    }
+}
+
+impl McpServerLayer {
+    /// A layer for the Streamable HTTP server `name` (the prefix of its
+    /// tools' qualified names: see [`McpServerBuilder::connect`]), reached
+    /// with `client` — its URL, credentials, era and timeouts.
+    pub fn builder(name: impl Into<String>, client: ClientBuilder) -> McpServerBuilder {
+        McpServerBuilder::new(name.into(), Remote::Http(client))
+    }
+
+    /// A layer for the stdio server `name`, started as `server` says (its
+    /// command, arguments, environment, working directory and timeouts),
+    /// when the layer connects.
+    ///
+    /// The layer hands each line the server writes to stderr to the event
+    /// hook ([`Event::ServerStderr`]; the log facade until a session is
+    /// open), and follows its `notifications/tools/list_changed`; it sets
+    /// [`StdioServer::on_stderr`] and [`StdioServer::on_tools_changed`] for
+    /// that, replacing any set before. All calls share the one process. A
+    /// server that dies fails the calls in flight with a tool error (the
+    /// hook gets the detail, with the last line of its stderr), and the
+    /// next call or refresh starts it again — at once if it had served,
+    /// else after a pause that doubles with each failure in a row (1 s,
+    /// 2 s, … 30 s), so a server that cannot start is never restarted in a
+    /// tight loop. Dropping the last handle of the layer ends the server
+    /// as [`StdioClient`](crate::client::StdioClient) does: stdin closed, a
+    /// grace period, then the process group ended and reaped.
+    ///
+    /// ```no_run
+    /// use toolhost::client::StdioServer;
+    /// use toolhost::{HostConfig, LayeredSurface, McpServerLayer, StaticSurface, ToolHost};
+    ///
+    /// let everything = McpServerLayer::stdio(
+    ///     "everything",
+    ///     StdioServer::new("npx").args(["-y", "@modelcontextprotocol/server-everything"]),
+    /// )
+    /// .connect()?;
+    /// let surface = LayeredSurface::builder()
+    ///     .layer("app", StaticSurface::new())
+    ///     .layer("everything", everything) // everything_echo, everything_add, …
+    ///     .build();
+    /// let host = ToolHost::bind(HostConfig::default())?;
+    /// let session = host.open_session(surface);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn stdio(name: impl Into<String>, server: StdioServer) -> McpServerBuilder {
+        McpServerBuilder::new(name.into(), Remote::Stdio(server))
+    }
+
+    /// The server's name, as given to [`builder`](McpServerLayer::builder)
+    /// or [`stdio`](McpServerLayer::stdio).
     pub fn name(&self) -> &str {
         &self.inner.name
     }
@@ -179,9 +310,27 @@ impl McpServerLayer {
     pub fn count(&self) -> usize {
         read(&self.inner.snapshot).tools.len()
     }
+
+    /// The process id of a stdio server while it runs; `None` for an HTTP
+    /// server, or while a stdio server is down.
+    pub fn process_id(&self) -> Option<u32> {
+        match &self.inner.transport {
+            Transport::Stdio(child) => child.id(),
+            Transport::Http(_) => None,
+        }
+    }
 }
 
 impl McpServerBuilder {
+    fn new(name: String, remote: Remote) -> McpServerBuilder {
+        McpServerBuilder {
+            name,
+            remote,
+            qualified: true,
+            refresh: Some(DEFAULT_SERVER_REFRESH),
+        }
+    }
+
     /// Exposes the server's tools under their own names instead of
     /// `<server>_<tool>`; a collision with another layer is then settled by
     /// the [`LayeredSurface`](crate::LayeredSurface)'s order.
@@ -192,19 +341,21 @@ impl McpServerBuilder {
     }
 
     /// How often to ask the server for its tools ([`DEFAULT_SERVER_REFRESH`]
-    /// unless set); `None` asks only on [`McpServerLayer::refresh`].
+    /// unless set); `None` asks only on [`McpServerLayer::refresh`] and
+    /// when the server reports a change.
     #[must_use]
     pub fn refresh_every(mut self, interval: Option<Duration>) -> McpServerBuilder {
         self.refresh = interval;
         self
     }
 
-    /// Connects to the server and lists its tools.
+    /// Connects to the server (starts it, for stdio) and lists its tools.
     ///
     /// # Errors
     /// [`ClientError::Malformed`] for a server name that is empty, longer
     /// than 63 characters or has a character other than `A-Za-z0-9_-`;
-    /// otherwise whatever kept the server from connecting or listing.
+    /// otherwise whatever kept the server from connecting or listing
+    /// ([`ClientError::Spawn`] for a stdio command that cannot start).
     pub fn connect(self) -> Result<McpServerLayer, ClientError> {
         if !valid_name(&self.name) || self.name.len() >= MAX_NAME {
             return Err(ClientError::malformed(format!(
@@ -214,133 +365,153 @@ impl McpServerBuilder {
         }
         // Declared so the server may ask; each question is put to the agent
         // only if the agent declared the same (see `ask_agent`).
-        let builder = self
-            .client
-            .capabilities(json!({"elicitation": {}, "sampling": {}, "roots": {}}))
-            // Every message is asked for; the agent's own threshold filters
-            // them in `CallContext::log`.
-            .log_level(LogLevel::Debug);
-        let client = builder.clone().connect()?;
-        let inner = Arc::new(Inner {
-            name: self.name,
-            client: builder,
-            qualified: self.qualified,
-            snapshot: RwLock::new(Snapshot::default()),
-            idle: Mutex::new(vec![client]),
-            links: Links::default(),
-            stop: Arc::new((Mutex::new(false), Condvar::new())),
-            watching: CancelHandle::new(),
-            skipped: Mutex::new((Vec::new(), false)),
-        });
+        let asks = json!({"elicitation": {}, "sampling": {}, "roots": {}});
+        let signal = Arc::new(Signal::default());
+        // Every message is asked for; the agent's own threshold filters
+        // them in `CallContext::log`.
+        let inner = match self.remote {
+            Remote::Http(builder) => {
+                let builder = builder.capabilities(asks).log_level(LogLevel::Debug);
+                let pool = Pool::new(builder.clone(), builder.connect()?);
+                Arc::new(Inner::new(
+                    self.name,
+                    self.qualified,
+                    Transport::Http(pool),
+                    signal,
+                ))
+            }
+            Remote::Stdio(server) => Arc::new_cyclic(|layer: &Weak<Inner>| {
+                let (lines, changes) = (layer.clone(), Arc::clone(&signal));
+                let server = server
+                    .capabilities(asks)
+                    .log_level(LogLevel::Debug)
+                    .on_stderr(move |line| {
+                        if let Some(layer) = lines.upgrade() {
+                            layer.report_event(Event::ServerStderr {
+                                server: layer.name.clone(),
+                                line: line.to_owned(),
+                            });
+                        }
+                    })
+                    .on_tools_changed(move || changes.want_refresh());
+                let transport = Transport::Stdio(Respawning::new(server));
+                Inner::new(self.name, self.qualified, transport, signal)
+            }),
+        };
         inner.refresh()?;
-        if matches!(
-            lock(&inner.idle).first(),
-            Some(client) if client.session_id().is_some()
-        ) {
-            let weak = Arc::downgrade(&inner);
-            let (stop, cancel) = (Arc::clone(&inner.stop), inner.watching.clone());
-            thread::Builder::new()
-                .name(format!("toolhost-watch-{}", inner.name))
-                .spawn(move || watch(&weak, &stop, &cancel))
-                .map_err(ClientError::Io)?;
+        if let Transport::Http(pool) = &inner.transport {
+            if pool.has_session() {
+                let weak = Arc::downgrade(&inner);
+                let (signal, cancel) = (Arc::clone(&inner.signal), inner.watching.clone());
+                thread::Builder::new()
+                    .name(format!("toolhost-watch-{}", inner.name))
+                    .spawn(move || http::watch(&weak, &signal, &cancel))
+                    .map_err(ClientError::Io)?;
+            }
         }
-        if let Some(interval) = self.refresh {
+        // A stdio server's changes come through the signal, so its thread
+        // runs even with no interval.
+        if self.refresh.is_some() || matches!(inner.transport, Transport::Stdio(_)) {
             let weak = Arc::downgrade(&inner);
-            let stop = Arc::clone(&inner.stop);
+            let signal = Arc::clone(&inner.signal);
+            let interval = self.refresh;
             thread::Builder::new()
                 .name(format!("toolhost-refresh-{}", inner.name))
-                .spawn(move || keep_fresh(&weak, &stop, interval))
+                .spawn(move || keep_fresh(&weak, &signal, interval))
                 .map_err(ClientError::Io)?;
         }
         Ok(McpServerLayer { inner })
     }
 }
 
-/// The refresh thread: lists the server's tools every `interval` until the
-/// layer is dropped.
-fn keep_fresh(layer: &Weak<Inner>, stop: &(Mutex<bool>, Condvar), interval: Duration) {
-    let (stopped, woken) = stop;
-    let mut guard = lock(stopped);
-    loop {
-        let deadline = Instant::now() + interval;
-        while !*guard {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            guard = woken
-                .wait_timeout(guard, left)
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .0;
-        }
-        if *guard {
-            return;
-        }
-        drop(guard);
+/// The refresh thread: lists the server's tools every `interval` (if any)
+/// and whenever a refresh is wanted, until the layer is dropped.
+fn keep_fresh(layer: &Weak<Inner>, signal: &Signal, interval: Option<Duration>) {
+    while signal.next_refresh(interval) {
         let Some(layer) = layer.upgrade() else { return };
-        if let Err(err) = layer.refresh() {
-            layer.report(format!(
-                "MCP server {:?}: could not refresh its tools: {err}",
-                layer.name
-            ));
-        }
-        drop(layer);
-        guard = lock(stopped);
-    }
-}
-
-/// The watch thread: reads the server's standalone stream on a client of
-/// its own and refreshes at each `notifications/tools/list_changed`, opening
-/// the stream again (with a new client) when it ends, until the layer is
-/// dropped or the server turns out to have no stream.
-fn watch(layer: &Weak<Inner>, stop: &(Mutex<bool>, Condvar), cancel: &CancelHandle) {
-    let refresh = || {
-        if let Some(layer) = layer.upgrade() {
-            if let Err(err) = layer.refresh() {
-                layer.report(format!(
-                    "MCP server {:?}: could not refresh its tools after a list change: {err}",
-                    layer.name
-                ));
-            }
-        }
-    };
-    loop {
-        let Some(builder) = layer.upgrade().map(|l| l.client.clone()) else {
-            return;
-        };
-        if let Ok(client) = builder.connect() {
-            // What changed while no stream was open.
-            refresh();
-            match client.watch_tools_changed(cancel, refresh) {
-                Err(ClientError::Cancelled | ClientError::NotInEra { .. }) => return,
-                Err(ClientError::Http { status: 405, .. }) => return,
-                _ => {}
-            }
-        }
-        // A pause before trying again, cut short by the layer's drop.
-        let (stopped, woken) = stop;
-        let guard = lock(stopped);
-        let (guard, _) = woken
-            .wait_timeout_while(guard, WATCH_RETRY, |stopped| !*stopped)
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if *guard {
-            return;
-        }
+        layer.refresh_reporting("");
     }
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
         self.watching.cancel();
-        let (stopped, woken) = &*self.stop;
-        *lock(stopped) = true;
-        woken.notify_all();
+        self.signal.stop();
     }
 }
 
 impl Inner {
+    fn new(name: String, qualified: bool, transport: Transport, signal: Arc<Signal>) -> Inner {
+        Inner {
+            name,
+            transport,
+            qualified,
+            snapshot: RwLock::new(Snapshot::default()),
+            links: Links::default(),
+            signal,
+            watching: CancelHandle::new(),
+            skipped: Mutex::new((Vec::new(), false)),
+            early: Mutex::new(Some(Vec::new())),
+        }
+    }
+
+    /// The HTTP server's pool, for an HTTP layer.
+    fn http(&self) -> Option<&Pool> {
+        match &self.transport {
+            Transport::Http(pool) => Some(pool),
+            Transport::Stdio(_) => None,
+        }
+    }
+
+    /// Refreshes, reporting a failure to the hook (`when` says on what
+    /// occasion, e.g. "after a list change").
+    fn refresh_reporting(&self, when: &str) {
+        if let Err(err) = self.refresh() {
+            let when = if when.is_empty() {
+                String::new()
+            } else {
+                format!(" {when}")
+            };
+            self.report(format!(
+                "MCP server {:?}: could not refresh its tools{when}: {err}",
+                self.name
+            ));
+        }
+    }
+
+    /// Lists the server's tools.
+    fn list(&self) -> Result<Vec<ToolInfo>, ClientError> {
+        match &self.transport {
+            Transport::Http(pool) => pool.with_client(Client::list_tools),
+            Transport::Stdio(child) => child.run(crate::client::StdioClient::list_tools).0,
+        }
+    }
+
+    /// Calls the server's tool `remote`.
+    fn call_remote(
+        &self,
+        remote: &str,
+        args: &Value,
+        options: CallOptions<'_>,
+    ) -> Result<ToolResult, ClientError> {
+        match &self.transport {
+            Transport::Http(pool) => {
+                pool.with_client(|client| client.call_tool_with(remote, args.clone(), options))
+            }
+            Transport::Stdio(child) => {
+                let (outcome, restarted) =
+                    child.run(|client| client.call_tool_with(remote, args.clone(), options));
+                if restarted {
+                    // A new process may list other tools.
+                    self.signal.want_refresh();
+                }
+                outcome
+            }
+        }
+    }
+
     fn refresh(&self) -> Result<bool, ClientError> {
-        let listed = self.with_client(Client::list_tools)?;
+        let listed = self.list()?;
         let definitions: Vec<Value> = listed.iter().map(|t| t.definition.clone()).collect();
         if read(&self.snapshot).definitions == definitions {
             return Ok(false);
@@ -397,34 +568,24 @@ impl Inner {
         });
     }
 
-    /// Reports `message` to a session's hook, or to the log when no session
-    /// is open.
+    /// Reports `message` as a [`Event::SurfaceFault`] (see
+    /// [`Inner::report_event`]).
     fn report(&self, message: String) {
-        match self.links.first_open() {
-            Some(link) => link.report(Event::SurfaceFault { message }),
-            None => log::warn!(target: LOG_TARGET, "{message}"),
-        }
+        self.report_event(Event::SurfaceFault { message });
     }
 
-    /// Runs `work` with an idle client (or a new one) and pools it again
-    /// unless the work failed.
-    fn with_client<T>(
-        &self,
-        work: impl FnOnce(&mut Client) -> Result<T, ClientError>,
-    ) -> Result<T, ClientError> {
-        let pooled = lock(&self.idle).pop();
-        let mut client = match pooled {
-            Some(client) => client,
-            None => self.client.clone().connect()?,
-        };
-        let outcome = work(&mut client);
-        if outcome.is_ok() {
-            let mut idle = lock(&self.idle);
-            if idle.len() < MAX_IDLE {
-                idle.push(client);
-            }
+    /// Reports `event` to a session's hook; before the first session
+    /// opens, keeps it for that session (up to a bound), and once every
+    /// session has closed, logs it at its level.
+    fn report_event(&self, event: Event) {
+        if let Some(link) = self.links.first_open() {
+            return link.report(event);
         }
-        outcome
+        let mut early = lock(&self.early);
+        match early.as_mut() {
+            Some(kept) if kept.len() < MAX_EARLY_EVENTS => kept.push(event),
+            _ => log::log!(target: LOG_TARGET, event.level(), "{event}"),
+        }
     }
 
     fn forward(&self, remote: &str, args: &Value, ctx: &CallContext) -> ToolOutcome {
@@ -442,7 +603,7 @@ impl Inner {
         if let Some(deadline) = ctx.deadline() {
             options = options.timeout(deadline.saturating_duration_since(Instant::now()));
         }
-        match self.with_client(|client| client.call_tool_with(remote, args.clone(), options)) {
+        match self.call_remote(remote, args, options) {
             Ok(result) => ToolOutcome::relayed(result.raw),
             Err(ClientError::Cancelled) => {
                 ToolOutcome::declined("The call was cancelled; the server was told to stop.")
@@ -563,7 +724,12 @@ impl ToolSurface for McpServerLayer {
     }
 
     fn on_open(&self, link: SessionLink) {
-        self.inner.links.add(link);
+        // Added first, so that nothing reported meanwhile is logged.
+        self.inner.links.add(link.clone());
+        let early = lock(&self.inner.early).take();
+        for event in early.into_iter().flatten() {
+            link.report(event);
+        }
         self.inner.report_skipped();
     }
 }

@@ -1,0 +1,287 @@
+//! Where each message of a stdio MCP server goes. One reader thread hears
+//! everything the server writes; the requests waiting for it are many.
+//!
+//! - A response goes to the request of its id, and ends it.
+//! - `notifications/progress` goes to the request whose id is its token
+//!   (each call uses its own id as its progress token).
+//! - A request of the server (`elicitation/create`, `sampling/createMessage`,
+//!   `roots/list`) and a `notifications/message` go to the tool call in
+//!   flight — when exactly one is. Over stdio nothing on the wire says which
+//!   call a question or a log message belongs to, and a guess could hand one
+//!   agent's question, or log, to another agent's call; so with no call or
+//!   several in flight a question is refused with a JSON-RPC error and a
+//!   log message is dropped. `ping` is answered here, at once.
+//! - `notifications/tools/list_changed` calls the client's callback.
+//! - The end of the server's output fails every waiting request.
+
+use std::collections::HashMap;
+use std::sync::mpsc::Sender;
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+
+use crate::child::Input;
+use crate::client::answer::{response_body, Refusal, ServerRequest};
+use crate::client::call::{LogMessage, Progress};
+use crate::client::rpc::read_error;
+use crate::model::jsonrpc::RpcError;
+use crate::sync::lock;
+
+/// How long the end of the server's output waits for the end of its
+/// stderr, so that the last thing it said makes it into the error.
+const STDERR_SETTLE: Duration = Duration::from_millis(200);
+
+/// JSON-RPC's code for a method the receiver does not handle.
+const METHOD_NOT_FOUND: i64 = -32601;
+
+/// What reaches a waiting request.
+#[derive(Debug)]
+pub(super) enum Delivery {
+    /// Its response: the result, or the server's error.
+    Reply(Result<Value, RpcError>),
+    /// A progress report for it.
+    Progress(Progress),
+    /// A log message, while it is the only call in flight.
+    Log(LogMessage),
+    /// A question of the server, while it is the only call in flight; to
+    /// be answered with `id` as sent.
+    Ask { id: Value, request: ServerRequest },
+    /// Its cancel handle fired.
+    Cancelled,
+    /// The server is gone.
+    Closed(String),
+}
+
+/// One request waiting for its response.
+struct Waiting {
+    deliver: Sender<Delivery>,
+    /// A `tools/call`, to which questions and log messages may go.
+    call: bool,
+}
+
+#[derive(Default)]
+struct State {
+    next_id: u64,
+    waiting: HashMap<u64, Waiting>,
+    /// Why the server is gone, once it is.
+    closed: Option<String>,
+    /// The last line the server wrote to stderr.
+    last_stderr: Option<String>,
+    /// Whether the server's stderr has ended (or is not read).
+    stderr_ended: bool,
+}
+
+/// The shared side of a stdio client: the server's input and the requests
+/// waiting on its output.
+pub(super) struct Router {
+    input: Mutex<Input>,
+    state: Mutex<State>,
+    stderr_ended: Condvar,
+    on_tools_changed: Option<super::Callback>,
+}
+
+impl Router {
+    pub(super) fn new(input: Input, on_tools_changed: Option<super::Callback>) -> Router {
+        Router {
+            input: Mutex::new(input),
+            state: Mutex::new(State::default()),
+            stderr_ended: Condvar::new(),
+            on_tools_changed,
+        }
+    }
+
+    /// Takes a fresh id for a request whose deliveries go to `deliver`;
+    /// `Err` with the reason when the server is gone.
+    pub(super) fn register(&self, deliver: Sender<Delivery>, call: bool) -> Result<u64, String> {
+        let mut state = lock(&self.state);
+        if let Some(reason) = &state.closed {
+            return Err(reason.clone());
+        }
+        state.next_id += 1;
+        let id = state.next_id;
+        state.waiting.insert(id, Waiting { deliver, call });
+        Ok(id)
+    }
+
+    /// Stops delivering to request `id` (answered, cancelled or given up).
+    pub(super) fn unregister(&self, id: u64) {
+        lock(&self.state).waiting.remove(&id);
+    }
+
+    /// Queues one serialized message for the server.
+    pub(super) fn send(&self, line: Vec<u8>) -> Result<(), String> {
+        lock(&self.input).send_bytes(line)
+    }
+
+    /// Closes the server's input: MCP's stdio goodbye.
+    pub(super) fn close_input(&self) {
+        lock(&self.input).close();
+    }
+
+    /// Why the server is gone, once it is.
+    pub(super) fn closed(&self) -> Option<String> {
+        lock(&self.state).closed.clone()
+    }
+
+    /// Keeps `line` as the last thing the server wrote to stderr.
+    pub(super) fn stderr_line(&self, line: &str) {
+        lock(&self.state).last_stderr = Some(line.to_owned());
+    }
+
+    /// Notes that the server's stderr has ended.
+    pub(super) fn stderr_end(&self) {
+        lock(&self.state).stderr_ended = true;
+        self.stderr_ended.notify_all();
+    }
+
+    /// Takes one item of the reader thread; `false` once the output ended.
+    pub(super) fn receive(&self, item: Result<Value, String>) -> bool {
+        match item {
+            Ok(message) => {
+                self.route(message);
+                true
+            }
+            Err(reason) => {
+                self.close(reason);
+                false
+            }
+        }
+    }
+
+    /// Fails every waiting request, and every later one, with `reason`
+    /// (and the last stderr line, once stderr has had a moment to end).
+    fn close(&self, reason: String) {
+        let state = lock(&self.state);
+        let (mut state, _) = self
+            .stderr_ended
+            .wait_timeout_while(state, STDERR_SETTLE, |state| !state.stderr_ended)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let reason = match &state.last_stderr {
+            Some(line) => format!("{reason}; the last line it wrote to stderr: {line}"),
+            None => reason,
+        };
+        state.closed = Some(reason.clone());
+        for (_, waiting) in state.waiting.drain() {
+            let _ = waiting.deliver.send(Delivery::Closed(reason.clone()));
+        }
+    }
+
+    fn route(&self, message: Value) {
+        let Value::Object(mut message) = message else {
+            return;
+        };
+        let method = match message.remove("method") {
+            Some(Value::String(method)) => method,
+            Some(_) => return,
+            None => return self.respond(&message),
+        };
+        let params = match message.remove("params") {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            Some(params) => params,
+        };
+        match message.remove("id") {
+            Some(id) => self.ask(id, method, params),
+            None => self.notified(&method, params),
+        }
+    }
+
+    /// A response: to the request of its id. One with no id of ours (a
+    /// parse error about a line, an id long given up) has no one to go to.
+    fn respond(&self, message: &Map<String, Value>) {
+        let Some(id) = message.get("id").and_then(Value::as_u64) else {
+            return;
+        };
+        let Some(waiting) = lock(&self.state).waiting.remove(&id) else {
+            return;
+        };
+        let reply = match (message.get("result"), message.get("error")) {
+            (_, Some(error)) => Err(read_error(error).unwrap_or_else(|| {
+                RpcError::new(
+                    -32603,
+                    format!("the server sent an error without a code and a message: {error}"),
+                )
+            })),
+            (Some(result), None) => Ok(result.clone()),
+            (None, None) => Err(RpcError::new(
+                -32603,
+                "the server answered with neither result nor error",
+            )),
+        };
+        let _ = waiting.deliver.send(Delivery::Reply(reply));
+    }
+
+    fn notified(&self, method: &str, params: Value) {
+        match method {
+            "notifications/progress" => {
+                let Some(token) = params.get("progressToken") else {
+                    return;
+                };
+                let state = lock(&self.state);
+                let waiting = token.as_u64().and_then(|id| state.waiting.get(&id));
+                if let (Some(waiting), Some(progress)) =
+                    (waiting, Progress::for_token(&params, token))
+                {
+                    let _ = waiting.deliver.send(Delivery::Progress(progress));
+                }
+            }
+            "notifications/message" => {
+                if let Some(message) = LogMessage::from_params(&params) {
+                    if let Some(call) = self.only_call() {
+                        let _ = call.send(Delivery::Log(message));
+                    }
+                }
+            }
+            "notifications/tools/list_changed" => {
+                if let Some(callback) = &self.on_tools_changed {
+                    callback();
+                }
+            }
+            // Cancellations of the server's own questions, resource and
+            // prompt changes, …: nothing waits for them here.
+            _ => {}
+        }
+    }
+
+    /// A request of the server: `ping` answered, a question relayed to the
+    /// only call in flight, anything else refused.
+    fn ask(&self, id: Value, method: String, params: Value) {
+        let refusal = match method.as_str() {
+            "ping" => {
+                let _ = self.send(response_body(&id, Ok(json!({}))));
+                return;
+            }
+            "elicitation/create" | "sampling/createMessage" | "roots/list" => {
+                match self.only_call() {
+                    Some(call) => {
+                        let request = ServerRequest { method, params };
+                        if call.send(Delivery::Ask { id: id.clone(), request }).is_ok() {
+                            return;
+                        }
+                        Refusal::new("the call it was meant for has ended")
+                    }
+                    None => Refusal::new(format!(
+                        "{method} can be relayed only while exactly one tool call is in flight, so that it reaches the agent whose call asked; {} are",
+                        lock(&self.state).waiting.values().filter(|w| w.call).count()
+                    )),
+                }
+            }
+            other => Refusal {
+                code: METHOD_NOT_FOUND,
+                message: format!("this client does not handle {other}"),
+            },
+        };
+        let _ = self.send(response_body(&id, Err(refusal)));
+    }
+
+    /// Where the only tool call in flight takes deliveries, if exactly one
+    /// is in flight.
+    fn only_call(&self) -> Option<Sender<Delivery>> {
+        let state = lock(&self.state);
+        let mut calls = state.waiting.values().filter(|w| w.call);
+        match (calls.next(), calls.next()) {
+            (Some(only), None) => Some(only.deliver.clone()),
+            _ => None,
+        }
+    }
+}
