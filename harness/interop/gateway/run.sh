@@ -27,6 +27,9 @@
 # server-everything read from stdin: wire_tap.cjs, loaded into its node with
 # --require, records it; nothing else of the server changes).
 #
+# Each run's `… Killed … server.py` line is bash reporting the Python server the
+# client killed on purpose.
+#
 # Exit status: 0 when every run passed, 1 otherwise (2 when setup or a start failed).
 # Logs: harness/interop/out/gateway-CLIENT-MODE.{log,stderr,everything-wire.jsonl}
 # and out/gateway-py-CLIENT-MODE.stderr.

@@ -22,6 +22,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -42,16 +43,37 @@ MODERN = "2026-07-28"
 SESSION_TIMEOUT = 150.0
 LOCAL_TOOLS = {"echo", "add"}
 PY_TOOLS = {f"py_{name}" for name in ("echo", "add", "count", "count_reconnect", "fail", "wait", "cancelled_waits")}
-# server-everything lists more (some only for clients with certain capabilities);
-# these are the ones the checks call, under the gateway's qualified names.
+# server-everything 2026.8.31's tools, under the gateway's qualified names.
 EVERYTHING_TOOLS = {
     f"everything_{name}"
-    for name in ("echo", "get-sum", "get-structured-content", "get-resource-reference", "trigger-long-running-operation")
+    for name in (
+        # what server-everything always lists
+        "echo",
+        "get-annotated-message",
+        "get-env",
+        "get-resource-links",
+        "get-resource-reference",
+        "get-structured-content",
+        "get-sum",
+        "get-tiny-image",
+        "gzip-file-as-resource",
+        "toggle-simulated-logging",
+        "toggle-subscriber-updates",
+        "trigger-long-running-operation",
+        # what it lists for a client that declares roots, elicitation and sampling,
+        # as the gateway's bridge does (it declares no tasks, nor URL elicitation)
+        "get-roots-list",
+        "trigger-elicitation-request",
+        "trigger-sampling-request",
+        "simulate-research-query",
+    )
 }
 UNAVAILABLE = (
     'The MCP server "{}" that provides this tool is unavailable or failed, so the call did not complete. '
     "The other tools still work; try this one again later."
 )
+# What server-everything writes to stderr as it starts; the gateway's hook logs it.
+EVERYTHING_STARTED = 'MCP server "everything" wrote to stderr: Starting default (STDIO) server...'
 # How long a relayed cancellation may take to reach the remote server. Over
 # 2026-07-28 the client cancels by closing its stream, which the gateway notices
 # at its next keep-alive write (one second apart).
@@ -66,6 +88,12 @@ def gateway_log() -> str:
     path = os.environ.get("TH_GATEWAY_LOG", "")
     with open(path, encoding="utf-8", errors="replace") as log:
         return log.read()
+
+
+def children(pid: int) -> list[int]:
+    """The process ids whose parent is `pid`."""
+    listed = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True, check=False)
+    return [int(word) for word in listed.stdout.split()]
 
 
 def wire_messages() -> list[dict[str, Any]]:
@@ -203,7 +231,10 @@ async def session_checks(checks: Checks, client: Client, mode: str, bridged: set
         else:
             expect(not py, f"py_* tools listed although py is not bridged: {sorted(py)}")
         if "everything" in bridged:
-            expect(EVERYTHING_TOOLS <= everything, f"everything_* tools lack {sorted(EVERYTHING_TOOLS - everything)}")
+            expect(
+                everything == EVERYTHING_TOOLS,
+                f"everything_* tools lack {sorted(EVERYTHING_TOOLS - everything)}, add {sorted(everything - EVERYTHING_TOOLS)}",
+            )
             schema = tools["everything_get-structured-content"].output_schema or {}
             expect(
                 set(schema.get("properties", {})) == {"temperature", "conditions", "humidity"},
@@ -371,6 +402,36 @@ async def session_checks(checks: Checks, client: Client, mode: str, bridged: set
             return "py_* calls fail clearly, the rest still serves"
 
         await checks.run("kill-py", kill_py)
+
+    if "everything" in bridged:
+
+        async def kill_everything() -> str:
+            # Killed in the middle of a call: that call ends in a clear tool error,
+            # and the next everything_* call starts server-everything again.
+            gateway = int(os.environ["TH_GATEWAY_PID"])
+            first = int(os.environ["TH_EVERYTHING_PID"])
+            expect(children(gateway) == [first], f"the gateway's children are {children(gateway)} (want [{first}])")
+            args = {"duration": 30, "steps": 30}
+            cut = await call_and_kill(client, "everything_trigger-long-running-operation", args, first)
+            expect(cut.is_error is True, f"the call cut by the kill: isError is {cut.is_error!r}")
+            expect(text_blocks(cut) == [UNAVAILABLE.format("everything")], f"the call cut by the kill: {text_blocks(cut)!r}")
+            detail = 'MCP server "everything": tools/call of "trigger-long-running-operation" failed'
+            expect(detail in gateway_log(), "the gateway's hook heard no detail")
+            echoed = await client.call_tool("everything_echo", {"message": text})
+            expect(not echoed.is_error and text_blocks(echoed) == [f"Echo: {text}"], f"everything_echo after the kill: {echoed!r}")
+
+            async def replaced() -> bool:
+                now = children(gateway)
+                return len(now) == 1 and now[0] != first
+
+            await wait_until(replaced, 5.0, f"the gateway's children are {children(gateway)} (want one new one)")
+            starts = gateway_log().count(EVERYTHING_STARTED)
+            expect(starts == 2, f"server-everything started {starts} times (want 2)")
+            echoed = await client.call_tool("echo", {"text": text})
+            expect(not echoed.is_error and text_blocks(echoed) == [text], f"echo after the kill: {echoed!r}")
+            return f"pid {first} killed mid-call, pid {children(gateway)[0]} serves the next call"
+
+        await checks.run("kill-everything", kill_everything)
 
 
 async def main_async(mode: str) -> int:

@@ -15,7 +15,9 @@
 // status nonzero on any failure.
 
 import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { connect as tcpConnect } from 'node:net';
+import { isDeepStrictEqual } from 'node:util';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -24,11 +26,32 @@ import { CheckFailed, Checks, expect, target, texts } from './checks.mjs';
 
 const LOCAL_TOOLS = ['echo', 'add'];
 const PY_TOOLS = ['echo', 'add', 'count', 'count_reconnect', 'fail', 'wait', 'cancelled_waits'].map(n => `py_${n}`).sort();
-// server-everything lists more (some only for clients with certain capabilities);
-// these are the ones the checks call, under the gateway's qualified names.
-const EVERYTHING_TOOLS = ['echo', 'get-sum', 'get-structured-content', 'get-resource-reference', 'trigger-long-running-operation'].map(
-    n => `everything_${n}`,
-);
+// server-everything 2026.8.31's tools, under the gateway's qualified names.
+const EVERYTHING_TOOLS = [
+    // what server-everything always lists
+    'echo',
+    'get-annotated-message',
+    'get-env',
+    'get-resource-links',
+    'get-resource-reference',
+    'get-structured-content',
+    'get-sum',
+    'get-tiny-image',
+    'gzip-file-as-resource',
+    'toggle-simulated-logging',
+    'toggle-subscriber-updates',
+    'trigger-long-running-operation',
+    // what it lists for a client that declares roots, elicitation and sampling, as the
+    // gateway's bridge does (it declares no tasks, nor URL elicitation)
+    'get-roots-list',
+    'trigger-elicitation-request',
+    'trigger-sampling-request',
+    'simulate-research-query',
+]
+    .map(n => `everything_${n}`)
+    .sort();
+// What server-everything writes to stderr as it starts; the gateway's hook logs it.
+const EVERYTHING_STARTED = 'MCP server "everything" wrote to stderr: Starting default (STDIO) server...';
 const unavailable = server =>
     `The MCP server "${server}" that provides this tool is unavailable or failed, so the call did not complete. ` +
     'The other tools still work; try this one again later.';
@@ -50,7 +73,8 @@ for (const name of ['TH_PY_URL', 'TH_PY_AUTH', 'TH_PY_PID', 'TH_GATEWAY_LOG']) {
 const bridged = new Set((process.env.TH_BRIDGED ?? 'py everything').split(/\s+/).filter(Boolean));
 const checks = new Checks(`gateway-ts ${mode}`);
 const clientInfo = { name: 'toolhost-interop-gateway-ts', version: '0.0.0' };
-const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+// Deep equality that ignores the order of an object's keys (JSON's objects have none).
+const same = isDeepStrictEqual;
 const show = JSON.stringify;
 const gatewayLog = () => readFileSync(process.env.TH_GATEWAY_LOG, 'utf8');
 const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
@@ -77,6 +101,13 @@ function wireMessages() {
 
 /** The tools/call requests for `name` that server-everything read. */
 const wireToolCalls = name => wireMessages().filter(m => m.method === 'tools/call' && m.params?.name === name);
+
+/** The process ids whose parent is `pid`. */
+const children = pid =>
+    execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })
+        .split(/\s+/)
+        .filter(Boolean)
+        .map(Number);
 
 /** Polls `probe` until it is true; the milliseconds it took, or fails naming `what`. */
 async function waitUntil(probe, withinMs, what) {
@@ -156,7 +187,7 @@ async function sessionChecks(client) {
         const missing = LOCAL_TOOLS.filter(n => !names.includes(n));
         expect(missing.length === 0, `local tools missing: ${show(missing)}`);
         const py = names.filter(n => n.startsWith('py_')).sort();
-        const everything = names.filter(n => n.startsWith('everything_'));
+        const everything = names.filter(n => n.startsWith('everything_')).sort();
         const strays = names.filter(n => !LOCAL_TOOLS.includes(n) && !py.includes(n) && !everything.includes(n));
         expect(strays.length === 0, `tools neither local nor qualified: ${show(strays)}`);
         if (bridged.has('py')) {
@@ -166,8 +197,7 @@ async function sessionChecks(client) {
             expect(py.length === 0, `py_* tools listed although py is not bridged: ${show(py)}`);
         }
         if (bridged.has('everything')) {
-            const lacking = EVERYTHING_TOOLS.filter(n => !everything.includes(n));
-            expect(lacking.length === 0, `everything_* tools lack ${show(lacking)}`);
+            expect(same(everything, EVERYTHING_TOOLS), `everything_* tools ${show(everything)} (want ${show(EVERYTHING_TOOLS)})`);
             const schema = byName['everything_get-structured-content'].outputSchema ?? {};
             expect(
                 same(Object.keys(schema.properties ?? {}).sort(), ['conditions', 'humidity', 'temperature']),
@@ -319,6 +349,36 @@ async function sessionChecks(client) {
                 expect(same(texts(again), [`Echo: ${text}`]), `everything_echo after the kill: ${show(again)}`);
             }
             return 'py_* calls fail clearly, the rest still serves';
+        });
+    }
+
+    if (bridged.has('everything')) {
+        await checks.run('kill-everything', async () => {
+            // Killed in the middle of a call: that call ends in a clear tool error, and
+            // the next everything_* call starts server-everything again.
+            const gateway = Number(process.env.TH_GATEWAY_PID);
+            const first = Number(process.env.TH_EVERYTHING_PID);
+            expect(same(children(gateway), [first]), `the gateway's children are ${show(children(gateway))} (want [${first}])`);
+            const cut = await callAndKill(client, 'everything_trigger-long-running-operation', { duration: 30, steps: 30 }, first);
+            expect(cut.isError === true, `the call cut by the kill: isError is ${cut.isError}`);
+            expect(same(texts(cut), [unavailable('everything')]), `the call cut by the kill: ${show(texts(cut))}`);
+            const detail = 'MCP server "everything": tools/call of "trigger-long-running-operation" failed';
+            expect(gatewayLog().includes(detail), "the gateway's hook heard no detail");
+            const echoed = await client.callTool({ name: 'everything_echo', arguments: { message: text } });
+            expect(echoed.isError !== true && same(texts(echoed), [`Echo: ${text}`]), `everything_echo after the kill: ${show(echoed)}`);
+            await waitUntil(
+                async () => {
+                    const now = children(gateway);
+                    return now.length === 1 && now[0] !== first;
+                },
+                5_000,
+                `the gateway's children are ${show(children(gateway))} (want one new one)`,
+            );
+            const starts = gatewayLog().split(EVERYTHING_STARTED).length - 1;
+            expect(starts === 2, `server-everything started ${starts} times (want 2)`);
+            const local = await client.callTool({ name: 'echo', arguments: { text } });
+            expect(local.isError !== true && same(texts(local), [text]), `echo after the kill: ${show(local)}`);
+            return `pid ${first} killed mid-call, pid ${children(gateway)[0]} serves the next call`;
         });
     }
 }
