@@ -11,6 +11,8 @@
 
 pub mod events;
 pub mod interop;
+#[cfg(doctest)]
+mod library_examples;
 pub mod load;
 pub mod mcp;
 pub mod process;
