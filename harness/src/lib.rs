@@ -22,7 +22,7 @@ pub mod wait;
 pub mod wire;
 
 pub use events::EventLog;
-pub use interop::python_sdk_server;
+pub use interop::{python_sdk_server, python_sdk_stdio_server};
 pub use mcp::{
     ask, call_in, stateless_post, McpClient, JSON_HEADERS, REVISIONS, STATEFUL, STATELESS,
 };

@@ -11,11 +11,11 @@ use std::thread;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use toolhost::client::{CallOptions, CancelHandle, Client, ClientError, Era, StdioServer};
+use toolhost::client::{CallOptions, CancelHandle, ClientError, Era, StdioServer};
 use toolhost::stdio_bridge::{AUTHORIZATION_VAR, URL_VAR};
 use toolhost::{
-    Elicitation, Event, HostConfig, LayeredSurface, LogLevel, McpServerLayer, StaticSurface, Tool,
-    ToolHost, ToolOutcome, ToolRegistry, ToolSession,
+    Elicitation, Event, HostConfig, Icon, LayeredSurface, LogLevel, McpServerLayer, StaticSurface,
+    Tool, ToolAnnotations, ToolHost, ToolOutcome, ToolRegistry, ToolSession,
 };
 use toolhost_tests::{get_stream, wait_for, EventLog, McpClient};
 
@@ -55,15 +55,6 @@ fn gateway(layer: McpServerLayer) -> LayeredSurface {
         .build()
 }
 
-fn names(client: &mut Client) -> Vec<String> {
-    client
-        .list_tools()
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect()
-}
-
 /// Whether process `pid` exists (a zombie still does: only reaping ends it).
 fn process_exists(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
@@ -84,15 +75,18 @@ fn remote_tools(seen: &Arc<Seen>) -> StaticSurface {
     let (counter, waiter) = (Arc::clone(seen), Arc::clone(seen));
     StaticSurface::new()
         .tool(
-            Tool::new("count", "Counts to three.").input_schema(json!({
-                "type": "object", "properties": {"from": {"type": "integer"}}, "required": ["from"],
-            })),
+            Tool::new("count", "Counts to three.")
+                .input_schema(json!({
+                    "type": "object", "properties": {"from": {"type": "integer"}}, "required": ["from"],
+                }))
+                .annotations(ToolAnnotations::new().read_only(true).title("Count"))
+                .icon(Icon::new("data:image/svg+xml;base64,PHN2Zy8+").sizes(["any"])),
             move |args, ctx| {
                 counter.counted.fetch_add(1, Ordering::SeqCst);
                 for step in 1..=3 {
                     ctx.progress(f64::from(step), Some(3.0), Some("counting"));
                 }
-                ctx.log(LogLevel::Warning, json!({"disk": "almost full"}));
+                ctx.log_as(LogLevel::Warning, "disk", json!({"disk": "almost full"}));
                 ToolOutcome::json(json!({"from": args["from"], "to": 3}))
             },
         )
@@ -128,7 +122,20 @@ fn the_stdio_servers_tools_are_listed_qualified_and_a_call_is_forwarded_with_its
         .log_level(LogLevel::Info)
         .connect()
         .unwrap();
-    assert_eq!(names(&mut client), ["echo", "remote_count", "remote_wait"]);
+    let listed = client.list_tools().unwrap();
+    let names: Vec<&str> = listed.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["echo", "remote_count", "remote_wait"]);
+    // The server's annotations and icons come along (2025-11-25 has both);
+    // a tool that has none gets none.
+    assert_eq!(
+        listed[1].definition["annotations"],
+        json!({"title": "Count", "readOnlyHint": true})
+    );
+    assert_eq!(
+        listed[1].definition["icons"],
+        json!([{"src": "data:image/svg+xml;base64,PHN2Zy8+", "sizes": ["any"]}])
+    );
+    assert!(listed[2].definition.get("annotations").is_none());
 
     let (mut reports, mut logs) = (Vec::new(), Vec::new());
     let result = client
@@ -137,7 +144,7 @@ fn the_stdio_servers_tools_are_listed_qualified_and_a_call_is_forwarded_with_its
             json!({"from": 1}),
             CallOptions::new()
                 .on_progress(|p| reports.push((p.progress, p.total)))
-                .on_log(|m| logs.push((m.level, m.data.clone()))),
+                .on_log(|m| logs.push((m.level, m.logger.clone(), m.data.clone()))),
         )
         .unwrap();
     assert!(!result.is_error, "{result:?}");
@@ -146,7 +153,14 @@ fn the_stdio_servers_tools_are_listed_qualified_and_a_call_is_forwarded_with_its
         reports,
         [(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))]
     );
-    assert_eq!(logs, [(LogLevel::Warning, json!({"disk": "almost full"}))]);
+    assert_eq!(
+        logs,
+        [(
+            LogLevel::Warning,
+            Some("disk".to_owned()),
+            json!({"disk": "almost full"})
+        )]
+    );
     assert_eq!(seen.counted.load(Ordering::SeqCst), 1);
 
     // The server's own name is not this host's: never forwarded.
@@ -372,6 +386,35 @@ fn a_command_that_cannot_start_or_exits_at_once_fails_at_connect_saying_why() {
 }
 
 #[test]
+fn a_server_name_that_breaks_the_hosts_name_rule_is_refused_before_anything_starts() {
+    let dir = std::env::temp_dir().join(format!("toolhost-name-rule-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let marker = dir.join("started");
+    let touching = || StdioServer::new("sh").args(["-c", &format!("touch '{}'", marker.display())]);
+    for (name, why) in [
+        ("my__srv", "__"),
+        ("srv_", "ends with '_'"),
+        ("9lives", "start with a letter"),
+        ("has.dot", "'.'"),
+    ] {
+        let err = McpServerLayer::stdio(name, touching())
+            .connect()
+            .expect_err(name);
+        assert!(matches!(err, ClientError::InvalidConfig { .. }), "{err:?}");
+        assert!(err.to_string().contains(why), "{name}: {err}");
+    }
+    assert!(!marker.exists(), "no command was started");
+    // The same command under a valid name is started (and fails, as it
+    // speaks no MCP).
+    let err = McpServerLayer::stdio("ok-name", touching())
+        .connect()
+        .expect_err("not an MCP server");
+    assert!(matches!(err, ClientError::Closed { .. }), "{err:?}");
+    assert!(marker.exists(), "started");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn the_servers_question_reaches_the_agent_that_declared_the_capability() {
     let remote_host = host();
     let remote = remote_host.open_session(
@@ -420,4 +463,69 @@ fn the_servers_question_reaches_the_agent_that_declared_the_capability() {
     let result = silent.call_tool("remote_greet", json!({})).unwrap();
     assert!(result.is_error, "{result:?}");
     assert!(result.text().contains("could not ask"), "{}", result.text());
+}
+
+#[test]
+#[ignore = "needs the Python SDK: bash harness/interop/python_server/run.sh"]
+fn the_python_sdk_server_is_bridged_over_stdio_beside_the_local_tools() {
+    let command = toolhost_tests::python_sdk_stdio_server();
+    let log = EventLog::new();
+    let layer = McpServerLayer::stdio("py", StdioServer::new(&command[0]).args(&command[1..]))
+        .connect()
+        .unwrap_or_else(|err| panic!("{command:?}: {err}"));
+    let pid = layer.process_id().expect("a running server");
+    let local_host = ToolHost::bind(log.hook(HostConfig::default())).unwrap();
+    let session = local_host.open_session(gateway(layer));
+    let mut client = session.client().unwrap();
+    let mut listed: Vec<String> = client
+        .list_tools()
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    listed.sort_unstable();
+    assert_eq!(
+        listed,
+        [
+            "echo",
+            "py_add",
+            "py_count",
+            "py_count_reconnect",
+            "py_echo",
+            "py_fail"
+        ]
+    );
+    let added = client.call_tool("py_add", json!({"a": 2, "b": 3})).unwrap();
+    assert_eq!(added.structured_content, Some(json!({"sum": 5.0})));
+    let mut reports = Vec::new();
+    let counted = client
+        .call_tool_with(
+            "py_count",
+            json!({"steps": 3}),
+            CallOptions::new().on_progress(|p| reports.push(p.progress)),
+        )
+        .unwrap();
+    assert_eq!(counted.text(), "counted 3");
+    assert_eq!(reports, [1.0, 2.0, 3.0]);
+    let failed = client
+        .call_tool("py_fail", json!({"why": "on purpose"}))
+        .unwrap();
+    assert!(
+        failed.is_error && failed.text().contains("on purpose"),
+        "{}",
+        failed.text()
+    );
+    assert_eq!(
+        client
+            .call_tool("echo", json!({"text": "local"}))
+            .unwrap()
+            .text(),
+        "local"
+    );
+    drop(client);
+    drop(session);
+    wait_for(
+        "the Python server to end with the session's surface",
+        || !process_exists(pid),
+    );
 }

@@ -39,7 +39,7 @@ use crate::client::{
     StdioServer, ToolInfo, ToolResult,
 };
 use crate::event::{Event, LOG_TARGET};
-use crate::model::{LogLevel, Tool, ToolOutcome};
+use crate::model::{Icon, LogLevel, Tool, ToolAnnotations, ToolOutcome};
 use crate::sync::lock;
 
 use http::Pool;
@@ -255,8 +255,9 @@ impl McpServerLayer {
     /// when the layer connects.
     ///
     /// The layer hands each line the server writes to stderr to the event
-    /// hook ([`Event::ServerStderr`]; the log facade until a session is
-    /// open), and follows its `notifications/tools/list_changed`; it sets
+    /// hook ([`Event::ServerStderr`]: the lines of its startup, written
+    /// before any session opened, are kept for the first session's hook, up
+    /// to 64), and follows its `notifications/tools/list_changed`; it sets
     /// [`StdioServer::on_stderr`] and [`StdioServer::on_tools_changed`] for
     /// that, replacing any set before. All calls share the one process. A
     /// server that dies fails the calls in flight with a tool error (the
@@ -352,17 +353,17 @@ impl McpServerBuilder {
     /// Connects to the server (starts it, for stdio) and lists its tools.
     ///
     /// # Errors
-    /// [`ClientError::Malformed`] for a server name that is empty, longer
-    /// than 63 characters or has a character other than `A-Za-z0-9_-`;
-    /// otherwise whatever kept the server from connecting or listing
-    /// ([`ClientError::Spawn`] for a stdio command that cannot start).
+    /// [`ClientError::InvalidConfig`] for a server name that breaks the
+    /// rule a host's own name follows (1 to 32 of `A-Za-z0-9-_`, starting
+    /// with a letter, no `__`, no trailing `_`: the prefix lands inside the
+    /// `mcp__<host>__<server>_<tool>` names agents make, and a `__` in it
+    /// would split them wrong); otherwise whatever kept the server from
+    /// connecting or listing ([`ClientError::Spawn`] for a stdio command
+    /// that cannot start).
     pub fn connect(self) -> Result<McpServerLayer, ClientError> {
-        if !valid_name(&self.name) || self.name.len() >= MAX_NAME {
-            return Err(ClientError::malformed(format!(
-                "the server name {:?} must be 1 to 63 of A-Za-z0-9_- so that its tools' qualified names are valid",
-                self.name
-            )));
-        }
+        crate::acp::validate_server_name(&self.name).map_err(|err| ClientError::InvalidConfig {
+            problem: err.to_string(),
+        })?;
         // Declared so the server may ask; each question is put to the agent
         // only if the agent declared the same (see `ask_agent`).
         let asks = json!({"elicitation": {}, "sampling": {}, "roots": {}});
@@ -598,7 +599,10 @@ impl Inner {
         let mut options = CallOptions::new()
             .cancel_with(&cancel)
             .on_progress(|p| ctx.progress(p.progress, p.total, p.message.as_deref()))
-            .on_log(|message| ctx.log(message.level, message.data.clone()))
+            .on_log(|message| match &message.logger {
+                Some(logger) => ctx.log_as(message.level, logger, message.data.clone()),
+                None => ctx.log(message.level, message.data.clone()),
+            })
             .on_request(|request| ask_agent(ctx, request));
         if let Some(deadline) = ctx.deadline() {
             options = options.timeout(deadline.saturating_duration_since(Instant::now()));
@@ -665,7 +669,8 @@ fn ask_agent(ctx: &CallContext, request: &ServerRequest) -> Result<Value, Refusa
 }
 
 /// The server's tool as this host lists it: the exposed name, with the
-/// server's description, title, schemas and `_meta`.
+/// server's description, title, schemas, annotations, icons and `_meta`
+/// (each sent on to the agent where its revision has them).
 fn exposed_tool(exposed: &str, info: &ToolInfo) -> Tool {
     let mut tool = Tool::new(exposed, info.description.clone().unwrap_or_default())
         .input_schema(info.input_schema().clone());
@@ -674,6 +679,13 @@ fn exposed_tool(exposed: &str, info: &ToolInfo) -> Tool {
     }
     if let Some(schema) = info.output_schema() {
         tool = tool.output_schema(schema.clone());
+    }
+    if let Some(annotations) = info.definition.get("annotations").filter(|a| a.is_object()) {
+        tool = tool.annotations(ToolAnnotations::from_json(annotations));
+    }
+    let icons = info.definition.get("icons").and_then(Value::as_array);
+    for icon in icons.into_iter().flatten().filter_map(Icon::from_json) {
+        tool = tool.icon(icon);
     }
     if let Some(Value::Object(meta)) = info.definition.get("_meta") {
         tool = tool.meta(meta.clone());

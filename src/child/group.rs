@@ -27,7 +27,7 @@
 //! killed and reaped.
 
 use std::io;
-use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -75,12 +75,14 @@ impl Group {
     }
 
     /// The child's stderr, once, when the command piped it.
-    pub(crate) fn take_stderr(&mut self) -> Option<ChildStderr> {
+    #[cfg(feature = "client")]
+    pub(crate) fn take_stderr(&mut self) -> Option<std::process::ChildStderr> {
         self.child.stderr.take()
     }
 
     /// How long [`Group::end`] waits for the child to leave on its own
     /// before it signals the group.
+    #[cfg(feature = "client")]
     pub(crate) fn set_exit_grace(&mut self, grace: Duration) {
         self.exit_grace = grace;
     }

@@ -10,7 +10,7 @@
 //! stdout. A third thread, when stderr is piped, hands each stderr line to
 //! a callback.
 
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, Write};
 use std::process::{ChildStdin, ChildStdout};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use crate::sync::lock;
 
+#[cfg(feature = "client")]
 /// The longest stderr line handed on whole; longer ones are cut (a child
 /// that writes megabytes without a newline must not grow the reader).
 const MAX_STDERR_LINE: usize = 4096;
@@ -48,12 +49,6 @@ impl Input {
             broken,
             who,
         })
-    }
-
-    /// Queues `message` as one line.
-    pub(crate) fn send(&self, message: &Value) -> Result<(), String> {
-        // Writing a Value into a Vec cannot fail.
-        self.send_bytes(serde_json::to_vec(message).unwrap_or_default())
     }
 
     /// Queues one serialized message (without its newline).
@@ -123,11 +118,12 @@ pub(crate) fn read_messages(
     Ok(())
 }
 
+#[cfg(feature = "client")]
 /// Starts a thread, named `thread`, that hands `on_line` each line the
 /// child writes to `stderr` (without its line break, invalid UTF-8
 /// replaced, cut at 4 KiB), then calls `on_end` when the stream ends.
 pub(crate) fn read_stderr(
-    stderr: impl Read + Send + 'static,
+    stderr: impl io::Read + Send + 'static,
     thread: String,
     mut on_line: impl FnMut(&str) + Send + 'static,
     on_end: impl FnOnce() + Send + 'static,
@@ -137,10 +133,7 @@ pub(crate) fn read_stderr(
         let mut line = Vec::new();
         loop {
             line.clear();
-            match (&mut reader)
-                .take(MAX_STDERR_LINE as u64)
-                .read_until(b'\n', &mut line)
-            {
+            match io::Read::take(&mut reader, MAX_STDERR_LINE as u64).read_until(b'\n', &mut line) {
                 Ok(0) | Err(_) => return on_end(),
                 Ok(_) => {}
             }
@@ -154,7 +147,7 @@ pub(crate) fn read_stderr(
     Ok(())
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "client"))]
 mod tests {
     use super::*;
 

@@ -12,5 +12,11 @@
 mod group;
 mod lines;
 
-pub(crate) use group::{Group, EXIT_GRACE};
-pub(crate) use lines::{read_messages, read_stderr, Input};
+pub(crate) use group::Group;
+pub(crate) use lines::{read_messages, Input};
+// What only the stdio MCP client uses (the ACP driver leaves the agent's
+// stderr as the command says, and ends it after the default grace).
+#[cfg(feature = "client")]
+pub(crate) use group::EXIT_GRACE;
+#[cfg(feature = "client")]
+pub(crate) use lines::read_stderr;

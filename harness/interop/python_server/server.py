@@ -1,7 +1,11 @@
 """The official MCP Python SDK server (mcp==2.3.0, MCPServer over Streamable HTTP) for
 toolhost's client interop test.
 
-Usage: server.py   (run with harness/interop/.venv/bin/python; see run.sh)
+Usage: server.py [--stdio]   (run with harness/interop/.venv/bin/python; see run.sh)
+
+With --stdio it serves the same tools over stdio instead (newline-delimited JSON-RPC on
+stdin/stdout, the SDK's own stdio transport), for toolhost's stdio bridge; it then prints
+nothing else and exits when stdin closes.
 
 Binds 127.0.0.1 on a free port and prints one JSON line first:
 `{"url": "http://127.0.0.1:PORT/mcp", "authorization": "Bearer <random>"}`. Every request
@@ -164,6 +168,9 @@ def require_bearer(app, expected: str):
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--stdio"]:
+        mcp.run("stdio")
+        return
     authorization = "Bearer " + secrets.token_hex(32)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -54,7 +54,9 @@ impl Pipes {
 
     /// Queues `message` for the agent.
     pub(super) fn send(&self, message: &Value) -> Result<(), Silence> {
-        self.input.send(message).map_err(Silence::Closed)
+        // Writing a Value into a Vec cannot fail.
+        let line = serde_json::to_vec(message).unwrap_or_default();
+        self.input.send_bytes(line).map_err(Silence::Closed)
     }
 
     /// Sends request `id`.
