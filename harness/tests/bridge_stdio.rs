@@ -489,10 +489,12 @@ fn the_python_sdk_server_is_bridged_over_stdio_beside_the_local_tools() {
         [
             "echo",
             "py_add",
+            "py_cancelled_waits",
             "py_count",
             "py_count_reconnect",
             "py_echo",
-            "py_fail"
+            "py_fail",
+            "py_wait"
         ]
     );
     let added = client.call_tool("py_add", json!({"a": 2, "b": 3})).unwrap();
