@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod bridged;
 pub mod events;
 pub mod interop;
 #[cfg(doctest)]

@@ -14,9 +14,10 @@ use serde_json::{json, Value};
 use toolhost::client::{CallOptions, CancelHandle, ClientError, Era, StdioServer};
 use toolhost::stdio_bridge::{AUTHORIZATION_VAR, URL_VAR};
 use toolhost::{
-    Elicitation, Event, HostConfig, Icon, LayeredSurface, LogLevel, McpServerLayer, StaticSurface,
-    Tool, ToolAnnotations, ToolHost, ToolOutcome, ToolRegistry, ToolSession,
+    Elicitation, Event, HostConfig, Icon, LogLevel, McpServerLayer, StaticSurface, Tool,
+    ToolAnnotations, ToolHost, ToolOutcome, ToolRegistry, ToolSession,
 };
+use toolhost_tests::bridged::{app, check_python_sdk_bridged, gateway};
 use toolhost_tests::{get_stream, wait_for, EventLog, McpClient};
 
 fn host() -> ToolHost {
@@ -37,22 +38,6 @@ fn layer_of(remote: &ToolSession) -> McpServerLayer {
         .refresh_every(None)
         .connect()
         .unwrap()
-}
-
-/// The application's own tool.
-fn app() -> StaticSurface {
-    StaticSurface::new()
-        .tool(Tool::new("echo", "Echoes text."), |args, _| {
-            ToolOutcome::text(args["text"].as_str().unwrap_or(""))
-        })
-        .unwrap()
-}
-
-fn gateway(layer: McpServerLayer) -> LayeredSurface {
-    LayeredSurface::builder()
-        .layer("app", app())
-        .layer("remote", layer)
-        .build()
 }
 
 /// Whether process `pid` exists (a zombie still does: only reaping ends it).
@@ -476,55 +461,7 @@ fn the_python_sdk_server_is_bridged_over_stdio_beside_the_local_tools() {
     let pid = layer.process_id().expect("a running server");
     let local_host = ToolHost::bind(log.hook(HostConfig::default())).unwrap();
     let session = local_host.open_session(gateway(layer));
-    let mut client = session.client().unwrap();
-    let mut listed: Vec<String> = client
-        .list_tools()
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
-    listed.sort_unstable();
-    assert_eq!(
-        listed,
-        [
-            "echo",
-            "py_add",
-            "py_cancelled_waits",
-            "py_count",
-            "py_count_reconnect",
-            "py_echo",
-            "py_fail",
-            "py_wait"
-        ]
-    );
-    let added = client.call_tool("py_add", json!({"a": 2, "b": 3})).unwrap();
-    assert_eq!(added.structured_content, Some(json!({"sum": 5.0})));
-    let mut reports = Vec::new();
-    let counted = client
-        .call_tool_with(
-            "py_count",
-            json!({"steps": 3}),
-            CallOptions::new().on_progress(|p| reports.push(p.progress)),
-        )
-        .unwrap();
-    assert_eq!(counted.text(), "counted 3");
-    assert_eq!(reports, [1.0, 2.0, 3.0]);
-    let failed = client
-        .call_tool("py_fail", json!({"why": "on purpose"}))
-        .unwrap();
-    assert!(
-        failed.is_error && failed.text().contains("on purpose"),
-        "{}",
-        failed.text()
-    );
-    assert_eq!(
-        client
-            .call_tool("echo", json!({"text": "local"}))
-            .unwrap()
-            .text(),
-        "local"
-    );
-    drop(client);
+    check_python_sdk_bridged(&mut session.client().unwrap(), "stdio");
     drop(session);
     wait_for(
         "the Python server to end with the session's surface",
