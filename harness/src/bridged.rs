@@ -42,10 +42,12 @@ pub fn check_python_sdk_bridged(client: &mut Client, context: &str) {
         [
             "echo",
             "py_add",
+            "py_cancelled_waits",
             "py_count",
             "py_count_reconnect",
             "py_echo",
-            "py_fail"
+            "py_fail",
+            "py_wait"
         ],
         "{context}"
     );
