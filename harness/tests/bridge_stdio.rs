@@ -93,6 +93,37 @@ fn remote_tools(seen: &Arc<Seen>) -> StaticSurface {
         .unwrap()
 }
 
+/// Kills process `pid` (one this test started) while a call of
+/// `remote_wait` is in flight in `session`; returns what that call came to,
+/// once the remote handler is let go.
+fn kill_during_a_call(
+    session: &ToolSession,
+    seen: &Seen,
+    pid: u32,
+) -> toolhost::client::ToolResult {
+    let mut waiting = session.client().unwrap();
+    let in_flight = thread::spawn(move || waiting.call_tool("remote_wait", json!({})).unwrap());
+    wait_for("the remote handler to start", || {
+        seen.waiting.load(Ordering::SeqCst)
+    });
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let result = in_flight.join().unwrap();
+    seen.release.store(true, Ordering::SeqCst);
+    result
+}
+
+/// The messages of the surface faults `log` heard.
+fn faults(log: &EventLog) -> Vec<String> {
+    log.pick(|event| match event {
+        Event::SurfaceFault { message } => Some(message.clone()),
+        _ => None,
+    })
+}
+
 #[test]
 fn the_stdio_servers_tools_are_listed_qualified_and_a_call_is_forwarded_with_its_progress_and_log()
 {
@@ -235,30 +266,16 @@ fn a_killed_server_is_a_clear_tool_error_the_local_tools_still_serve_and_the_nex
     let session = local_host.open_session(gateway(layer.clone()));
 
     // A call in flight when the server is killed.
-    let mut waiting = session.client().unwrap();
-    let in_flight = thread::spawn(move || waiting.call_tool("remote_wait", json!({})).unwrap());
-    wait_for("the remote handler to start", || {
-        seen.waiting.load(Ordering::SeqCst)
-    });
-    let killed = std::process::Command::new("kill")
-        .args(["-KILL", &first.to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let result = in_flight.join().unwrap();
+    let result = kill_during_a_call(&session, &seen, first);
     assert!(result.is_error, "{result:?}");
     assert!(
         result.text().contains("\"remote\"") && result.text().contains("unavailable"),
         "{}",
         result.text()
     );
-    seen.release.store(true, Ordering::SeqCst);
 
     // The hook has the detail; the local tool serves on.
-    let faults = log.pick(|event| match event {
-        Event::SurfaceFault { message } => Some(message.clone()),
-        _ => None,
-    });
+    let faults = faults(&log);
     assert!(
         faults
             .iter()
@@ -497,24 +514,10 @@ fn a_launcher_killed_alone_is_a_server_gone_and_what_it_started_is_ended_too() {
     let server = servers[0];
     assert_ne!(server, sh, "the server is the launcher's child");
 
-    let mut waiting = session.client().unwrap();
-    let in_flight = thread::spawn(move || waiting.call_tool("remote_wait", json!({})).unwrap());
-    wait_for("the remote handler to start", || {
-        seen.waiting.load(Ordering::SeqCst)
-    });
-    let killed = std::process::Command::new("kill")
-        .args(["-KILL", &sh.to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let result = in_flight.join().unwrap();
-    seen.release.store(true, Ordering::SeqCst);
+    let result = kill_during_a_call(&session, &seen, sh);
     assert!(result.is_error, "{result:?}");
     assert!(result.text().contains("unavailable"), "{}", result.text());
-    let faults = log.pick(|event| match event {
-        Event::SurfaceFault { message } => Some(message.clone()),
-        _ => None,
-    });
+    let faults = faults(&log);
     assert!(
         faults
             .iter()
