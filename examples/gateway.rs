@@ -8,20 +8,26 @@
 //! stdin closes or Ctrl-C.
 //!
 //! ```text
+//! cargo run --example gateway -- --stdio 'everything=npx -y @modelcontextprotocol/server-everything'
 //! cargo run --example gateway -- --http docs=http://127.0.0.1:8000/mcp
 //! cargo run --example gateway -- --http docs=http://127.0.0.1:8000/mcp --auth 'docs=Bearer abc'
 //! ```
 //!
-//! `--http NAME=URL` bridges the Streamable HTTP server at `URL` (on this
-//! machine: the crate's client speaks plain HTTP to loopback only) as
-//! `NAME`; `--auth NAME=VALUE` sends `Authorization: VALUE` to it.
+//! `--stdio NAME=COMMAND [ARGS…]` starts `COMMAND` with its arguments (the
+//! value is split on spaces, so quote it as one word) as a stdio MCP server
+//! named `NAME`; its stderr lines go to this program's stderr as events, and
+//! it is started again at the next call if it dies. `--http NAME=URL`
+//! bridges the Streamable HTTP server at `URL` (on this machine: the
+//! crate's client speaks plain HTTP to loopback only) as `NAME`; `--auth
+//! NAME=VALUE` sends `Authorization: VALUE` to it. Flags may repeat and
+//! mix; the servers' layers come in the order given.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::process::ExitCode;
 
 use serde_json::json;
-use toolhost::client::Client;
+use toolhost::client::{Client, StdioServer};
 use toolhost::{
     Event, HostConfig, LayeredSurface, McpServerLayer, StaticSurface, Tool, ToolHost, ToolOutcome,
     ToolSurface,
@@ -56,10 +62,18 @@ fn demo_tools() -> Result<StaticSurface, toolhost::Error> {
         )
 }
 
-/// The servers named on the command line: `(name, url)` in order, and the
-/// `Authorization` value of each that has one.
+/// Where a server named on the command line is.
+enum Server {
+    /// `--http NAME=URL`.
+    Http(String),
+    /// `--stdio NAME=COMMAND [ARGS…]`: the command and its arguments.
+    Stdio(Vec<String>),
+}
+
+/// The servers named on the command line, in order, and the
+/// `Authorization` value of each HTTP server that has one.
 struct Args {
-    servers: Vec<(String, String)>,
+    servers: Vec<(String, Server)>,
     auth: HashMap<String, String>,
 }
 
@@ -77,13 +91,22 @@ fn parse_args() -> Result<Args, String> {
             .split_once('=')
             .ok_or_else(|| format!("{flag} {value:?}: expected NAME=…"))?;
         match flag.as_str() {
-            "--http" => args.servers.push((name.to_owned(), rest.to_owned())),
+            "--http" => args
+                .servers
+                .push((name.to_owned(), Server::Http(rest.to_owned()))),
+            "--stdio" => {
+                let words: Vec<String> = rest.split_whitespace().map(str::to_owned).collect();
+                if words.is_empty() {
+                    return Err(format!("--stdio {value:?}: expected NAME=COMMAND [ARGS…]"));
+                }
+                args.servers.push((name.to_owned(), Server::Stdio(words)));
+            }
             "--auth" => {
                 args.auth.insert(name.to_owned(), rest.to_owned());
             }
             other => {
                 return Err(format!(
-                    "unknown flag {other:?}; use --http NAME=URL and --auth NAME=VALUE"
+                    "unknown flag {other:?}; use --stdio NAME=COMMAND [ARGS…], --http NAME=URL and --auth NAME=VALUE"
                 ))
             }
         }
@@ -98,16 +121,28 @@ fn on_event(event: &Event) {
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let args = parse_args()?;
     let mut layers = LayeredSurface::builder().layer("app", demo_tools()?);
-    for (name, url) in &args.servers {
-        let mut client = Client::builder(url);
-        if let Some(auth) = args.auth.get(name) {
-            client = client.header("Authorization", auth);
-        }
-        let server = McpServerLayer::builder(name.as_str(), client)
+    for (name, server) in &args.servers {
+        let (builder, source) = match server {
+            Server::Http(url) => {
+                let mut client = Client::builder(url);
+                if let Some(auth) = args.auth.get(name) {
+                    client = client.header("Authorization", auth);
+                }
+                (McpServerLayer::builder(name.as_str(), client), url.clone())
+            }
+            Server::Stdio(words) => {
+                let command = StdioServer::new(&words[0]).args(&words[1..]);
+                (
+                    McpServerLayer::stdio(name.as_str(), command),
+                    words.join(" "),
+                )
+            }
+        };
+        let layer = builder
             .connect()
-            .map_err(|err| format!("cannot bridge {name} at {url}: {err}"))?;
-        eprintln!("[gateway] {name}: {} tools from {url}", server.count());
-        layers = layers.layer(name.as_str(), server);
+            .map_err(|err| format!("cannot bridge {name} ({source}): {err}"))?;
+        eprintln!("[gateway] {name}: {} tools from {source}", layer.count());
+        layers = layers.layer(name.as_str(), layer);
     }
     let surface = layers.build();
     let tools: Vec<String> = surface

@@ -12,10 +12,14 @@
 //! client resumes after the host closes its connection), prints how to
 //! connect, and serves until stdin closes or Ctrl-C.
 //!
-//! Every tool is a typed tool: its handler takes its arguments as a Rust
-//! type and returns a Rust value or a `ToolError`. Try calling `transfer`
+//! Each handler reads its arguments from the JSON the agent sent: the host
+//! checks them against the tool's input schema before the handler runs, so
+//! a handler can rely on what the schema requires. Try calling `transfer`
 //! with `{"amount": 0}` or `convert_temperature` with `{"value": "hot"}` and
-//! the model gets back exactly what to fix.
+//! the model gets back exactly what to fix. With serde's derive a handler
+//! takes a Rust type of its own instead (`StaticSurface::typed`, shown in
+//! the README); this demo does without it so that it builds nothing but
+//! toolhost's own dependencies.
 //!
 //! ```text
 //! cargo run --example serve
@@ -25,61 +29,47 @@ use std::io::{self, Read, Write};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-use serde_json::{json, Number, Value};
+use serde_json::{json, Value};
 use toolhost::client::{CallOptions, Era};
 use toolhost::{
-    Event, HostConfig, StaticSurface, Tool, ToolAnnotations, ToolError, ToolHost, ToolSession,
-    ToolSurface,
+    Event, HostConfig, StaticSurface, Tool, ToolAnnotations, ToolError, ToolHost, ToolOutcome,
+    ToolSession, ToolSurface,
 };
 
-#[derive(Deserialize)]
-struct Echo {
-    text: String,
-}
-
-/// Numbers as sent, so that two integers add exactly.
-#[derive(Deserialize)]
-struct Add {
-    a: Number,
-    b: Number,
-}
-
-#[derive(Deserialize)]
-struct Transfer {
-    amount: i64,
-}
-
-#[derive(Clone, Copy, Debug, Deserialize, Serialize)]
+/// A temperature scale `convert_temperature` knows.
+#[derive(Clone, Copy, Debug)]
 enum Unit {
     C,
     F,
     K,
 }
 
-#[derive(Deserialize)]
-struct Convert {
-    value: f64,
-    from: Unit,
-    to: Unit,
-}
+impl Unit {
+    /// The unit named by `args[member]`, which the input schema limits to
+    /// "C", "F" and "K".
+    fn of(args: &Value, member: &str) -> Result<Unit, ToolError> {
+        match args[member].as_str() {
+            Some("C") => Ok(Unit::C),
+            Some("F") => Ok(Unit::F),
+            Some("K") => Ok(Unit::K),
+            other => Err(ToolError::failed(format!(
+                "the schema let through {member} = {other:?}"
+            ))),
+        }
+    }
 
-#[derive(Serialize)]
-struct Converted {
-    value: f64,
-    unit: Unit,
-}
-
-#[derive(Deserialize)]
-struct Count {
-    to: u64,
-    #[serde(default)]
-    reconnect: bool,
+    fn name(self) -> &'static str {
+        match self {
+            Unit::C => "C",
+            Unit::F => "F",
+            Unit::K => "K",
+        }
+    }
 }
 
 fn demo_tools() -> Result<StaticSurface, toolhost::Error> {
     StaticSurface::builder()
-        .typed(
+        .tool(
             Tool::new("echo", "Returns the given text unchanged.")
                 .title("Echo")
                 .input_schema(json!({
@@ -88,9 +78,9 @@ fn demo_tools() -> Result<StaticSurface, toolhost::Error> {
                     "required": ["text"],
                 }))
                 .annotations(ToolAnnotations::new().read_only(true).open_world(false)),
-            |args: Echo, _ctx| Ok(args.text),
+            |args, _ctx| args["text"].as_str().unwrap_or_default().to_owned(),
         )
-        .typed(
+        .tool(
             Tool::new("add", "Adds two numbers and returns {\"sum\": a + b}.")
                 .title("Add")
                 .input_schema(json!({
@@ -104,20 +94,18 @@ fn demo_tools() -> Result<StaticSurface, toolhost::Error> {
                     "required": ["sum"],
                 }))
                 .annotations(ToolAnnotations::new().read_only(true).open_world(false)),
-            |args: Add, _ctx| {
-                let sum = match (args.a.as_i64(), args.b.as_i64()) {
+            |args, _ctx| -> Result<ToolOutcome, ToolError> {
+                // Two integers add exactly; anything else as floats.
+                let (a, b) = (&args["a"], &args["b"]);
+                let sum = match (a.as_i64(), b.as_i64()) {
                     (Some(a), Some(b)) => a.checked_add(b).map(Value::from),
-                    _ => args
-                        .a
-                        .as_f64()
-                        .zip(args.b.as_f64())
-                        .map(|(a, b)| Value::from(a + b)),
+                    _ => a.as_f64().zip(b.as_f64()).map(|(a, b)| Value::from(a + b)),
                 };
                 let sum = sum.ok_or("the sum does not fit in a number")?;
-                Ok(json!({ "sum": sum }))
+                Ok(ToolOutcome::json(json!({ "sum": sum })))
             },
         )
-        .typed(
+        .tool(
             Tool::new(
                 "transfer",
                 "Transfers an amount of credits; amounts over 100 are declined.",
@@ -135,18 +123,18 @@ fn demo_tools() -> Result<StaticSurface, toolhost::Error> {
                     .idempotent(false)
                     .open_world(false),
             ),
-            |args: Transfer, _ctx| {
-                if args.amount > 100 {
+            |args, _ctx| {
+                let amount = &args["amount"];
+                if amount.as_i64().is_none_or(|amount| amount > 100) {
                     return Err(ToolError::declined(format!(
-                        "amount {} exceeds the limit of 100 credits per transfer",
-                        args.amount
+                        "amount {amount} exceeds the limit of 100 credits per transfer"
                     ))
                     .with_code(json!("over_limit")));
                 }
-                Ok(format!("transferred {}", args.amount))
+                Ok(format!("transferred {amount}"))
             },
         )
-        .typed(
+        .tool(
             Tool::new(
                 "convert_temperature",
                 "Converts a temperature between Celsius (C), Fahrenheit (F) and Kelvin (K).",
@@ -173,30 +161,31 @@ fn demo_tools() -> Result<StaticSurface, toolhost::Error> {
                     .idempotent(true)
                     .open_world(false),
             ),
-            |args: Convert, _ctx| {
-                let kelvin = match args.from {
-                    Unit::C => args.value + 273.15,
-                    Unit::F => (args.value - 32.0) * 5.0 / 9.0 + 273.15,
-                    Unit::K => args.value,
+            |args, _ctx| -> Result<ToolOutcome, ToolError> {
+                let value = args["value"].as_f64().unwrap_or_default();
+                let (from, to) = (Unit::of(args, "from")?, Unit::of(args, "to")?);
+                let kelvin = match from {
+                    Unit::C => value + 273.15,
+                    Unit::F => (value - 32.0) * 5.0 / 9.0 + 273.15,
+                    Unit::K => value,
                 };
                 if kelvin < 0.0 {
                     return Err(ToolError::declined(format!(
-                        "{} {:?} is below absolute zero",
-                        args.value, args.from
+                        "{value} {from:?} is below absolute zero"
                     )));
                 }
-                let converted = match args.to {
+                let converted = match to {
                     Unit::C => kelvin - 273.15,
                     Unit::F => (kelvin - 273.15) * 9.0 / 5.0 + 32.0,
                     Unit::K => kelvin,
                 };
-                Ok(Converted {
-                    value: (converted * 100.0).round() / 100.0,
-                    unit: args.to,
-                })
+                Ok(ToolOutcome::json(json!({
+                    "value": (converted * 100.0).round() / 100.0,
+                    "unit": to.name(),
+                })))
             },
         )
-        .typed(
+        .tool(
             Tool::new(
                 "count",
                 "Counts from 1 to `to`, reporting each step as progress. With `reconnect`, \
@@ -213,23 +202,25 @@ fn demo_tools() -> Result<StaticSurface, toolhost::Error> {
                 "additionalProperties": false,
             }))
             .annotations(ToolAnnotations::new().read_only(true).open_world(false)),
-            |args: Count, ctx| {
+            |args, ctx| {
+                let to = args["to"].as_u64().unwrap_or_default();
+                let reconnect = args["reconnect"].as_bool().unwrap_or(false);
                 let mut closed = false;
-                for step in 1..=args.to {
+                for step in 1..=to {
                     let message = format!("step {step}");
-                    ctx.progress(step as f64, Some(args.to as f64), Some(&message));
-                    if step == 1 && args.reconnect {
+                    ctx.progress(step as f64, Some(to as f64), Some(&message));
+                    if step == 1 && reconnect {
                         // Only possible where streams resume (2025-03-26 to
                         // 2025-11-25); elsewhere the count goes on as is.
                         closed = ctx.close_stream(Duration::from_millis(50));
                     }
                     thread::sleep(Duration::from_millis(2));
                 }
-                Ok(if closed {
-                    format!("counted to {}; the stream was closed after step 1", args.to)
+                if closed {
+                    format!("counted to {to}; the stream was closed after step 1")
                 } else {
-                    format!("counted to {}", args.to)
-                })
+                    format!("counted to {to}")
+                }
             },
         )
         .build()

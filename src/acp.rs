@@ -71,7 +71,11 @@ use crate::error::Error;
 /// the server leaves a tool 25.
 pub(crate) const MAX_SERVER_NAME_LEN: usize = 32;
 
-/// Checks a server name once for every client shape.
+/// Checks a server name once for every client shape: the host's own
+/// ([`HostConfig::server_name`](crate::HostConfig::server_name)) and the
+/// prefix of a bridged MCP server's tools (`McpServerLayer`, whose
+/// `<server>_<tool>` names the agent shows as `mcp__<host>__<server>_<tool>`,
+/// so the same splitting concerns apply). One rule, in this one place.
 ///
 /// The rule: 1 to [`MAX_SERVER_NAME_LEN`] characters of `A-Z a-z 0-9 - _`,
 /// starting with a letter, with no `__` and no trailing `_`. Why each part:

@@ -142,6 +142,15 @@ pub enum Event {
         /// The layer that owns the name.
         owner: String,
     },
+    /// A stdio MCP server bridged in with
+    /// [`McpServerLayer::stdio`](crate::McpServerLayer::stdio) wrote a line
+    /// to its stderr — where such servers log, and say why they fail.
+    ServerStderr {
+        /// The server's name, as given to the layer.
+        server: String,
+        /// The line, without its line break.
+        line: String,
+    },
 }
 
 /// Why a request's credential was refused.
@@ -163,8 +172,8 @@ impl Event {
     /// bearer, a call refused for capacity, a deadline passed, a long call,
     /// schema keywords not checked), `info` for a model's mistakes and
     /// refusals (declined calls, invalid arguments, unknown tools, bad
-    /// requests) and calls waiting for a slot, `debug` for calls starting
-    /// and succeeding.
+    /// requests), calls waiting for a slot and what a bridged stdio server
+    /// wrote to stderr, `debug` for calls starting and succeeding.
     ///
     /// ```
     /// use toolhost::Event;
@@ -189,7 +198,8 @@ impl Event {
             | Event::CallAbandoned { .. }
             | Event::InvalidArguments { .. }
             | Event::UnknownTool { .. }
-            | Event::BadRequest { .. } => log::Level::Info,
+            | Event::BadRequest { .. }
+            | Event::ServerStderr { .. } => log::Level::Info,
             Event::CallRefused { .. }
             | Event::CallTimedOut { .. }
             | Event::CallRunningLong { .. }
@@ -263,6 +273,9 @@ impl fmt::Display for Event {
                 f,
                 "tool {tool:?} of layer {layer:?} is hidden: layer {owner:?} owns that name"
             ),
+            Event::ServerStderr { server, line } => {
+                write!(f, "MCP server {server:?} wrote to stderr: {line}")
+            }
         }
     }
 }

@@ -28,36 +28,12 @@
 //! JSON Schema of its arguments) and a handler. The handler below takes
 //! its arguments as a Rust type and returns one; serde does the JSON.
 //!
-//! ```
-//! use serde::{Deserialize, Serialize};
-//! use serde_json::json;
-//! use toolhost::{HostConfig, StaticSurface, Tool, ToolHost};
-//!
-//! #[derive(Deserialize)]
-//! struct Shout { text: String }
-//!
-//! #[derive(Serialize)]
-//! struct Shouted { text: String }
-//!
-//! let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?; // 127.0.0.1, a free port
-//! let surface = StaticSurface::builder()
-//!     .typed(
-//!         Tool::new("shout", "Uppercases the input text.").input_schema(json!({
-//!             "type": "object",
-//!             "properties": {"text": {"type": "string"}},
-//!             "required": ["text"],
-//!         })),
-//!         |args: Shout, _ctx| Ok(Shouted { text: args.text.to_uppercase() }),
-//!     )
-//!     .build()?;
-//! let session = host.open_session(surface); // mints a 256-bit bearer
-//! let servers = session.acp_mcp_servers(); // for ACP session/new "mcpServers"
-//! assert_eq!(servers[0]["url"], session.url());
-//! // … run the agent turn …
-//! println!("{} tool calls", session.calls_served());
-//! drop(session); // 401 from now on
-//! # Ok::<(), toolhost::Error>(())
-//! ```
+// The examples that derive serde's traits are in src/doc/: shown here, and
+// compiled and run as doctests of harness/ (src/library_examples.rs), since
+// serde's derive is no dependency of this package. A dev-dependency would be
+// built for every example too, and `cargo run --example serve` is to build
+// only the library's own crates. The README's blocks run there as well.
+#![cfg_attr(not(doctest), doc = include_str!("doc/host.md"))]
 //!
 //! Every call's arguments are checked against the input schema before the
 //! handler runs, and a call that breaks it gets a tool error the model can
@@ -84,38 +60,7 @@
 //! | a request it can explain: no such note, over quota, a date that does not parse | read why and try otherwise | `?` on any error that implements `Display`, or `Err(ToolError::declined(reason))` |
 //! | trouble of its own: the database is down, a lock is poisoned | hear only that the tool failed | `.map_err(ToolError::failed)?`: the detail goes to the event hook or the log |
 //!
-//! ```
-//! use serde::Deserialize;
-//! use serde_json::json;
-//! use toolhost::{StaticSurface, Tool, ToolError};
-//!
-//! #[derive(Deserialize)]
-//! struct ReadNote { id: String }
-//!
-//! fn load(id: u32) -> Result<String, std::io::Error> {
-//!     std::fs::read_to_string(format!("/var/notes/{id}.md"))
-//! }
-//!
-//! let surface = StaticSurface::builder()
-//!     .typed(
-//!         Tool::new("read_note", "Reads a note by its number.").input_schema(json!({
-//!             "type": "object",
-//!             "properties": {"id": {"type": "string", "pattern": "^[0-9]+$"}},
-//!             "required": ["id"],
-//!         })),
-//!         |args: ReadNote, _ctx| {
-//!             let id: u32 = args.id.parse()?; // declined: "number too large to fit in target type"
-//!             if id == 0 {
-//!                 return Err(ToolError::declined("notes are numbered from 1"));
-//!             }
-//!             let text = load(id).map_err(ToolError::failed)?; // failed: the model never sees the path
-//!             Ok(text)
-//!         },
-//!     )
-//!     .build()?;
-//! # let _ = surface;
-//! # Ok::<(), toolhost::Error>(())
-//! ```
+#![cfg_attr(not(doctest), doc = include_str!("doc/typed_tools.md"))]
 //!
 //! Untyped handlers, `Fn(&Value, &CallContext)`, may return anything that
 //! converts into a [`ToolOutcome`]: an outcome, a `String`, or a `Result`
@@ -136,49 +81,7 @@
 //! `Mutex` (or an atomic). A poisoned lock is the application's trouble, so
 //! it fails the call rather than declining it.
 //!
-//! ```
-//! use std::sync::{Arc, Mutex};
-//! use serde::{Deserialize, Serialize};
-//! use serde_json::{json, Value};
-//! use toolhost::{HostConfig, StaticSurface, Tool, ToolError, ToolHost};
-//!
-//! #[derive(Deserialize)]
-//! struct AddNote { text: String }
-//!
-//! #[derive(Serialize)]
-//! struct Added { id: usize }
-//!
-//! let notes: Arc<Mutex<Vec<String>>> = Arc::default();
-//! let surface = StaticSurface::builder()
-//!     .typed(
-//!         Tool::new("add_note", "Adds a note; returns its id.").input_schema(json!({
-//!             "type": "object",
-//!             "properties": {"text": {"type": "string", "minLength": 1}},
-//!             "required": ["text"],
-//!         })),
-//!         {
-//!             let notes = Arc::clone(&notes);
-//!             move |args: AddNote, _ctx| {
-//!                 let mut notes = notes.lock().map_err(ToolError::failed)?;
-//!                 notes.push(args.text);
-//!                 Ok(Added { id: notes.len() })
-//!             }
-//!         },
-//!     )
-//!     .typed(Tool::new("count_notes", "Counts the notes."), {
-//!         let notes = Arc::clone(&notes);
-//!         move |_: Value, _ctx| Ok(notes.lock().map_err(ToolError::failed)?.len())
-//!     })
-//!     .build()?;
-//!
-//! let host = ToolHost::bind(HostConfig::default())?;
-//! let session = host.open_session(surface);
-//! let mut client = session.client()?;
-//! client.call_tool("add_note", json!({"text": "buy milk"}))?;
-//! assert_eq!(client.call_tool("count_notes", json!({}))?.text(), "1");
-//! assert_eq!(notes.lock().unwrap().as_slice(), ["buy milk"]);
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+#![cfg_attr(not(doctest), doc = include_str!("doc/shared_state.md"))]
 //!
 //! A tool list that changes — tools that appear as the application's state
 //! allows them — is a [`surface_fn`] (or a [`ToolSurface`] of your own):
@@ -251,38 +154,7 @@
 //! declines or fails is still `Ok`, with `is_error` set; only a call that
 //! never reached the tool is an `Err`.
 //!
-//! ```
-//! use serde::Deserialize;
-//! use serde_json::json;
-//! use toolhost::{HostConfig, StaticSurface, Tool, ToolHost};
-//!
-//! #[derive(Deserialize)]
-//! struct Half { n: u32 }
-//!
-//! let surface = StaticSurface::builder()
-//!     .typed(Tool::new("half", "Halves an even number."), |args: Half, _ctx| {
-//!         if args.n % 2 == 1 {
-//!             return Err(format!("{} is odd", args.n).into());
-//!         }
-//!         Ok(args.n / 2)
-//!     })
-//!     .build()?;
-//! let host = ToolHost::bind(HostConfig::default())?;
-//! let session = host.open_session(surface);
-//! let mut client = session.client()?; // this session's URL and bearer, 2026-07-28
-//!
-//! assert_eq!(client.call_tool("half", json!({"n": 8}))?.text(), "4");
-//! let odd = client.call_tool("half", json!({"n": 7}))?;
-//! assert!(odd.is_error);
-//! assert_eq!(odd.text(), "7 is odd");
-//! let wrong = client.call_tool("half", json!({"n": -1}))?;
-//! assert_eq!(
-//!     wrong.text(),
-//!     "Invalid arguments for tool \"half\":\n/n: invalid value: integer `-1`, expected u32"
-//! );
-//! assert_eq!(session.calls_served(), 2, "the refused call never reached the handler");
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+#![cfg_attr(not(doctest), doc = include_str!("doc/testing_a_tool.md"))]
 //!
 //! `session.client_builder().era(Era::Stateful)` tests the `initialize`
 //! revisions; [`client::CallOptions`] takes a progress callback, a cancel
@@ -356,17 +228,19 @@
 #![deny(missing_docs)]
 
 // The crate, bottom-up: leaves (`sync`, `crypto`, `base64`, `sse`,
-// `error`, `event`, `schema`), the vocabulary (`model`), the handler side
-// (`call`), the sans-IO protocol core (`mcp`), the runtime (`runtime`),
-// and the shell (`http`, `host`, `session`, `config`, `acp`,
-// `stdio_bridge`). Each uses only those before it; `client` builds on the
-// vocabulary alone, and `bridge` (another MCP server as a surface) on
-// `call` and `client`.
+// `error`, `event`, `schema`, `child`: child processes spoken to in JSON
+// lines), the vocabulary (`model`), the handler side (`call`), the sans-IO
+// protocol core (`mcp`), the runtime (`runtime`), and the shell (`http`,
+// `host`, `session`, `config`, `acp`, `stdio_bridge`). Each uses only
+// those before it; `client` builds on the vocabulary and `child`, and
+// `bridge` (another MCP server as a surface) on `call` and `client`.
 pub mod acp;
 mod base64;
 #[cfg(feature = "client")]
 mod bridge;
 mod call;
+#[cfg(any(feature = "client", feature = "acp-driver"))]
+mod child;
 #[cfg(feature = "client")]
 pub mod client;
 mod config;
@@ -407,8 +281,3 @@ pub use model::{
 };
 pub use schema::{Schema, Violation, Violations};
 pub use session::ToolSession;
-
-/// The README's code blocks, compiled and run as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../README.md")]
-struct ReadmeDoctests;

@@ -5,18 +5,26 @@
 # so a runner may be started from any directory. Nothing here builds Rust code:
 # the programs must already be built (`cargo build --examples --bins`).
 #
-#   th_start_example NAME   start the built program NAME (target/debug/examples/NAME,
+#   th_start_example NAME [ARG...]
+#                           start the built program NAME (target/debug/examples/NAME,
 #                           an example of toolhost, or target/debug/NAME, a
-#                           harness program) with stdin held open,
-#                           read its first stdout line (a JSON object) and export
+#                           harness program) with the given arguments and stdin held
+#                           open, read its first stdout line (a JSON object) and export
 #                           TH_URL, TH_AUTH, TH_PID (and TH_FIRST_LINE)
 #   th_stop_example         close that stdin, wait for the exit; SIGTERM, then
 #                           SIGKILL if it lingers
+#   th_set_aside PREFIX     keep the running program aside so that another can be
+#                           started: its TH_PID, TH_URL, TH_AUTH, TH_STDOUT_FILE and
+#                           TH_STDERR_FILE move to PREFIX_PID, PREFIX_URL, …
+#   th_stop_aside PREFIX    stop a program set aside as th_stop_example would
 #   th_setup_python         harness/interop/.venv with python/requirements.txt
 #                           under python/constraints.txt
 #   th_setup_ts             npm ci in harness/interop/ts
 #   th_setup_node22         Node 22 from the npm registry's per-platform package
 #                           into harness/interop/.node; exports NODE22
+#   th_pick_node            a Node >= 20 for the TypeScript packages: the machine's
+#                           node, else (or when TH_TS_NODE=node22) th_setup_node22's;
+#                           exports TH_NODE
 #
 # Call th_start_example directly, never in `$(...)` or a pipeline: it exports
 # variables and keeps a file descriptor open in the calling shell.
@@ -25,8 +33,11 @@
 #   TH_EXAMPLE_CMD   run this command line instead of the built example
 #                    (for trying the runners against a stand-in server)
 #   TH_START_TIMEOUT seconds to wait for the first stdout line (default 60)
+#   TH_LOG_NAME      name the program's logs out/TH_LOG_NAME.std{out,err}
+#                    instead of out/NAME.std{out,err}
 #   TH_PYTHON        interpreter that creates the venv (default python3, >= 3.10)
 #   TH_NODE22_VERSION exact node-linux-<arch> package version (default below)
+#   TH_TS_NODE       the node th_pick_node tries first (default node; node22 forces Node 22)
 #   CARGO_TARGET_DIR honoured when locating the built example
 
 TH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -79,15 +90,15 @@ th_start_example() {
     # sees EOF on stdin only once this descriptor is closed (th_stop_example),
     # so the child itself must not inherit it.
     exec {TH_STDIN_FD}<>"$fifo"
-    TH_STDOUT_FILE="$TH_OUT/$name.stdout"
-    TH_STDERR_FILE="$TH_OUT/$name.stderr"
+    TH_STDOUT_FILE="$TH_OUT/${TH_LOG_NAME:-$name}.stdout"
+    TH_STDERR_FILE="$TH_OUT/${TH_LOG_NAME:-$name}.stderr"
     : >"$TH_STDOUT_FILE"
     : >"$TH_STDERR_FILE"
     if [ -n "${TH_EXAMPLE_CMD:-}" ]; then
         # `exec` so that $! is the server's own pid, not a wrapper shell's.
         bash -c "exec $TH_EXAMPLE_CMD" <"$fifo" >"$TH_STDOUT_FILE" 2>"$TH_STDERR_FILE" {TH_STDIN_FD}>&- &
     else
-        (cd "$TH_ROOT" && exec "$bin") <"$fifo" >"$TH_STDOUT_FILE" 2>"$TH_STDERR_FILE" {TH_STDIN_FD}>&- &
+        (cd "$TH_ROOT" && exec "$bin" "${@:2}") <"$fifo" >"$TH_STDOUT_FILE" 2>"$TH_STDERR_FILE" {TH_STDIN_FD}>&- &
     fi
     TH_PID=$!
     export TH_PID
@@ -132,6 +143,17 @@ th_stop_example() {
         exec {TH_STDIN_FD}>&-
         unset TH_STDIN_FD
     fi
+    th_stop_pid "$pid"
+    [ -n "${TH_RUN_DIR:-}" ] && rm -rf "$TH_RUN_DIR"
+    unset TH_PID TH_URL TH_AUTH TH_FIRST_LINE TH_RUN_DIR
+    return 0
+}
+
+# th_stop_pid PID: wait for PID (a child of this shell whose stdin was just
+# closed) to exit, SIGTERM and then SIGKILL it if it lingers; its status in
+# TH_EXIT_STATUS.
+th_stop_pid() {
+    local pid="$1"
     if [ -n "$pid" ]; then
         local i
         # stdin closed: the example should leave by itself.
@@ -150,8 +172,32 @@ th_stop_example() {
         wait "$pid" 2>/dev/null
         TH_EXIT_STATUS=$?
     fi
-    [ -n "${TH_RUN_DIR:-}" ] && rm -rf "$TH_RUN_DIR"
-    unset TH_PID TH_URL TH_AUTH TH_FIRST_LINE TH_RUN_DIR
+    return 0
+}
+
+th_set_aside() {
+    local prefix="${1:?th_set_aside needs a variable prefix}" var
+    if [ -z "${TH_PID:-}" ]; then
+        th_log "th_set_aside $prefix: no program is running"
+        return 1
+    fi
+    for var in PID STDIN_FD RUN_DIR URL AUTH FIRST_LINE STDOUT_FILE STDERR_FILE; do
+        local from="TH_$var"
+        printf -v "${prefix}_$var" '%s' "${!from:-}"
+        export "${prefix}_$var"
+    done
+    unset TH_PID TH_STDIN_FD TH_RUN_DIR TH_URL TH_AUTH TH_FIRST_LINE
+}
+
+th_stop_aside() {
+    local prefix="${1:?th_stop_aside needs a variable prefix}"
+    local pid_var="${prefix}_PID" fd_var="${prefix}_STDIN_FD" dir_var="${prefix}_RUN_DIR"
+    local fd="${!fd_var:-}" dir="${!dir_var:-}"
+    # `exec {var}>&-` closes the descriptor whose number the variable holds.
+    [ -n "$fd" ] && exec {fd}>&-
+    th_stop_pid "${!pid_var:-}"
+    [ -n "$dir" ] && rm -rf "$dir"
+    unset "${prefix}_PID" "${prefix}_STDIN_FD" "${prefix}_RUN_DIR"
     return 0
 }
 
@@ -239,4 +285,19 @@ th_setup_node22() {
     fi
     NODE22="$node"
     export NODE22
+}
+
+# The TypeScript packages pinned here declare engines node >= 20: Node 22 is
+# installed only where the machine's node is older, or when TH_TS_NODE asks.
+th_pick_node() {
+    local node="${TH_TS_NODE:-node}" major t0
+    major="$("$node" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)"
+    if [ "$node" = node22 ] || [ "$major" -lt 20 ]; then
+        t0=$(th_now)
+        th_setup_node22 || return 1
+        echo "setup node22: $(th_elapsed "$t0")s"
+        node="$NODE22"
+    fi
+    TH_NODE="$node"
+    export TH_NODE
 }

@@ -75,16 +75,8 @@ if [ "$need_ts" = 1 ]; then
     t0=$(th_now)
     th_setup_ts || { echo "setup: npm ci in harness/interop/ts failed" >&2; exit 2; }
     echo "setup ts node_modules: $(th_elapsed "$t0")s"
-    # Both TypeScript clients declare engines node >= 20; use Node 22 only where the
-    # machine's node is older (or when TH_TS_NODE=node22 asks for it).
-    ts_node="${TH_TS_NODE:-node}"
-    major="$("$ts_node" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)"
-    if [ "$ts_node" = node22 ] || [ "$major" -lt 20 ]; then
-        t0=$(th_now)
-        th_setup_node22 || { echo "setup: Node 22 failed" >&2; exit 2; }
-        echo "setup node22: $(th_elapsed "$t0")s"
-        ts_node="$NODE22"
-    fi
+    th_pick_node || { echo "setup: Node 22 failed" >&2; exit 2; }
+    ts_node="$TH_NODE"
     echo "ts clients run on node $("$ts_node" --version)"
 fi
 

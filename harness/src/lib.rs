@@ -11,8 +11,11 @@
 #![deny(missing_docs)]
 
 pub mod bench_host;
+pub mod bridged;
 pub mod events;
 pub mod interop;
+#[cfg(doctest)]
+mod library_examples;
 pub mod load;
 pub mod mcp;
 pub mod process;
@@ -22,7 +25,7 @@ pub mod wait;
 pub mod wire;
 
 pub use events::EventLog;
-pub use interop::python_sdk_server;
+pub use interop::{python_sdk_server, python_sdk_stdio_server};
 pub use mcp::{
     ask, call_in, stateless_post, McpClient, JSON_HEADERS, REVISIONS, STATEFUL, STATELESS,
 };

@@ -10,9 +10,10 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use toolhost::client::{CallOptions, CancelHandle, Client, ClientError, Era};
 use toolhost::{
-    surface_fn, Event, HostConfig, LayeredSurface, LogLevel, McpServerLayer, StaticSurface, Tool,
-    ToolHost, ToolOutcome, ToolRegistry, ToolSession,
+    surface_fn, Event, HostConfig, LogLevel, McpServerLayer, StaticSurface, Tool, ToolHost,
+    ToolOutcome, ToolRegistry, ToolSession,
 };
+use toolhost_tests::bridged::{check_python_sdk_bridged, gateway};
 use toolhost_tests::{get_stream, wait_for, EventLog, McpClient};
 
 fn host() -> ToolHost {
@@ -35,22 +36,6 @@ fn stateful_layer_of(remote: &ToolSession) -> toolhost::McpServerBuilder {
             .header("Authorization", &remote.authorization())
             .era(Era::Stateful),
     )
-}
-
-/// The application's own tool.
-fn app() -> StaticSurface {
-    StaticSurface::new()
-        .tool(Tool::new("echo", "Echoes text."), |args, _| {
-            ToolOutcome::text(args["text"].as_str().unwrap_or(""))
-        })
-        .unwrap()
-}
-
-fn gateway(layer: McpServerLayer) -> LayeredSurface {
-    LayeredSurface::builder()
-        .layer("app", app())
-        .layer("remote", layer)
-        .build()
 }
 
 fn names(client: &mut Client) -> Vec<String> {
@@ -524,51 +509,6 @@ fn the_python_sdk_server_is_bridged_beside_the_local_tools_in_both_eras() {
         .unwrap_or_else(|err| panic!("{era:?}: {err}"));
         let local_host = host();
         let session = local_host.open_session(gateway(layer));
-        let mut client = session.client().unwrap();
-        let mut listed = names(&mut client);
-        listed.sort_unstable();
-        assert_eq!(
-            listed,
-            [
-                "echo",
-                "py_add",
-                "py_count",
-                "py_count_reconnect",
-                "py_echo",
-                "py_fail"
-            ],
-            "{era:?}"
-        );
-        let added = client.call_tool("py_add", json!({"a": 2, "b": 3})).unwrap();
-        assert_eq!(
-            added.structured_content,
-            Some(json!({"sum": 5.0})),
-            "{era:?}"
-        );
-        let mut reports = Vec::new();
-        let counted = client
-            .call_tool_with(
-                "py_count",
-                json!({"steps": 3}),
-                CallOptions::new().on_progress(|p| reports.push(p.progress)),
-            )
-            .unwrap();
-        assert_eq!(counted.text(), "counted 3", "{era:?}");
-        assert_eq!(reports, [1.0, 2.0, 3.0], "{era:?}");
-        let failed = client
-            .call_tool("py_fail", json!({"why": "on purpose"}))
-            .unwrap();
-        assert!(
-            failed.is_error && failed.text().contains("on purpose"),
-            "{era:?}: {}",
-            failed.text()
-        );
-        assert_eq!(
-            client
-                .call_tool("echo", json!({"text": "local"}))
-                .unwrap()
-                .text(),
-            "local"
-        );
+        check_python_sdk_bridged(&mut session.client().unwrap(), &format!("{era:?}"));
     }
 }

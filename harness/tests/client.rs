@@ -1876,7 +1876,15 @@ fn the_client_lists_and_calls_the_python_sdk_server_tools_in_both_eras() {
         names.sort_unstable();
         assert_eq!(
             names,
-            ["add", "count", "count_reconnect", "echo", "fail"],
+            [
+                "add",
+                "cancelled_waits",
+                "count",
+                "count_reconnect",
+                "echo",
+                "fail",
+                "wait"
+            ],
             "{era:?}"
         );
         let add = tools.iter().find(|t| t.name == "add").unwrap();

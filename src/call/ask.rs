@@ -93,6 +93,8 @@ impl InputRequest {
 
     /// Another server's question, as it sent it, to put to this session's
     /// client unchanged; `None` for a method that is not one of the three.
+    /// (Only the bridge, built with the `client` feature, relays.)
+    #[cfg(feature = "client")]
     pub(crate) fn relayed(method: &str, params: Value) -> Option<InputRequest> {
         let method = match method {
             "elicitation/create" => "elicitation/create",

@@ -309,14 +309,40 @@ impl CallContext {
     /// request's `io.modelcontextprotocol/logLevel` in 2026-07-28). Nothing
     /// is sent when it did not ask.
     pub fn log(&self, level: LogLevel, data: Value) {
+        self.log_message(level, None, data);
+    }
+
+    /// [`log`](CallContext::log) with the name of the logger that wrote
+    /// the message (MCP's `logger`), for a handler with parts of its own
+    /// to tell apart, or one that relays another server's messages.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolhost::{LogLevel, Tool, ToolOutcome, StaticSurface};
+    ///
+    /// let surface = StaticSurface::new().tool(Tool::new("sync", "Syncs."), |_, ctx| {
+    ///     ctx.log_as(LogLevel::Info, "sync.db", json!("3 rows written"));
+    ///     ToolOutcome::text("synced")
+    /// })?;
+    /// # let _ = surface;
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
+    pub fn log_as(&self, level: LogLevel, logger: &str, data: Value) {
+        self.log_message(level, Some(logger), data);
+    }
+
+    fn log_message(&self, level: LogLevel, logger: Option<&str>, data: Value) {
         let Some(talk) = &self.talk else { return };
         if talk.log_level.is_none_or(|threshold| level < threshold) {
             return;
         }
-        self.send(
-            "notifications/message",
-            json!({"level": level.as_str(), "data": data}),
-        );
+        let mut params = Map::new();
+        params.insert("level".into(), level.as_str().into());
+        if let Some(logger) = logger {
+            params.insert("logger".into(), logger.into());
+        }
+        params.insert("data".into(), data);
+        self.send("notifications/message", Value::Object(params));
     }
 
     /// Tells the session's clients that its tool list changed, as

@@ -101,35 +101,7 @@ type Handler = Arc<dyn Fn(&Value, &CallContext) -> ToolOutcome + Send + Sync>;
 /// its end, or add tools one at a time with [`StaticSurface::tool`] and
 /// [`StaticSurface::typed`], which answer each registration.
 ///
-/// ```
-/// use serde::Deserialize;
-/// use serde_json::json;
-/// use toolhost::{StaticSurface, Tool, ToolOutcome};
-///
-/// #[derive(Deserialize)]
-/// struct Double { n: f64 }
-///
-/// let surface = StaticSurface::builder()
-///     .tool(Tool::new("ping", "Answers pong."), |_args, _ctx| ToolOutcome::text("pong"))
-///     .typed(
-///         Tool::new("double", "Doubles n.").input_schema(json!({
-///             "type": "object",
-///             "properties": {"n": {"type": "number"}},
-///             "required": ["n"],
-///         })),
-///         |args: Double, _ctx| Ok(json!({"n": args.n * 2.0})),
-///     )
-///     .build()?;
-/// assert_eq!(surface.len(), 2);
-///
-/// // One at a time: a tool per step, e.g. from a loop.
-/// let mut surface = StaticSurface::new();
-/// for name in ["red", "green"] {
-///     surface = surface.tool(Tool::new(name, "Names a colour."), move |_args, _ctx| name)?;
-/// }
-/// assert_eq!(surface.len(), 2);
-/// # Ok::<(), toolhost::Error>(())
-/// ```
+#[cfg_attr(not(doctest), doc = include_str!("../doc/static_surface.md"))]
 #[derive(Clone, Default)]
 pub struct StaticSurface {
     tools: Vec<(Tool, Handler)>,
@@ -188,31 +160,7 @@ impl StaticSurface {
     /// [`Tool::input_schema`], or derive it from `T` with
     /// `Tool::input_schema_for` (feature `schemars`).
     ///
-    /// ```
-    /// use serde::{Deserialize, Serialize};
-    /// use serde_json::json;
-    /// use toolhost::{StaticSurface, Tool};
-    ///
-    /// #[derive(Deserialize)]
-    /// struct Add { a: i64, b: i64 }
-    ///
-    /// #[derive(Serialize)]
-    /// struct Sum { sum: i64 }
-    ///
-    /// let surface = StaticSurface::new().typed(
-    ///     Tool::new("add", "Adds two integers.").input_schema(json!({
-    ///         "type": "object",
-    ///         "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-    ///         "required": ["a", "b"],
-    ///     })),
-    ///     |args: Add, _ctx| {
-    ///         let sum = args.a.checked_add(args.b).ok_or("the sum overflows")?;
-    ///         Ok(Sum { sum })
-    ///     },
-    /// )?;
-    /// # let _ = surface;
-    /// # Ok::<(), toolhost::Error>(())
-    /// ```
+    #[cfg_attr(not(doctest), doc = include_str!("../doc/static_surface_typed.md"))]
     pub fn typed<T, R, F>(mut self, tool: Tool, handler: F) -> Result<StaticSurface, Error>
     where
         T: DeserializeOwned + 'static,

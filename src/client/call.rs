@@ -276,7 +276,13 @@ struct CancelState {
     socket: Mutex<Option<TcpStream>>,
     /// Wakes a call pausing between connections; paired with `socket`.
     woken: Condvar,
+    /// What wakes the calls that wait on something other than a socket (a
+    /// stdio server's answer), by a key of the caller's.
+    wakers: Mutex<Vec<(u64, Waker)>>,
 }
+
+/// Wakes one waiting call when its handle is cancelled.
+pub(crate) type Waker = Box<dyn Fn() + Send>;
 
 impl CancelHandle {
     /// A handle that has not been cancelled.
@@ -295,6 +301,10 @@ impl CancelHandle {
         // Notified under the lock a pausing call checks the flag under: it
         // either sees the flag or is already waiting.
         self.inner.woken.notify_all();
+        drop(socket);
+        for (_, wake) in lock(&self.inner.wakers).iter() {
+            wake();
+        }
     }
 
     /// Whether [`cancel`](CancelHandle::cancel) was called.
@@ -318,6 +328,26 @@ impl CancelHandle {
             return Err(ClientError::Cancelled);
         }
         Ok(())
+    }
+
+    /// Runs `wake` when the handle is cancelled, until
+    /// [`forget`](CancelHandle::forget) is called with the same `key`.
+    /// `Err(Cancelled)` when the handle is already cancelled; `wake` is
+    /// then dropped unrun and the caller sends nothing.
+    pub(crate) fn on_cancel(&self, key: u64, wake: Waker) -> Result<(), ClientError> {
+        let mut wakers = lock(&self.inner.wakers);
+        // `cancel` sets the flag before it takes this lock: either it runs
+        // the waker pushed here, or the flag is visible now.
+        if self.is_cancelled() {
+            return Err(ClientError::Cancelled);
+        }
+        wakers.push((key, wake));
+        Ok(())
+    }
+
+    /// Drops the waker registered under `key`, once its call is over.
+    pub(crate) fn forget(&self, key: u64) {
+        lock(&self.inner.wakers).retain(|(k, _)| *k != key);
     }
 
     /// Forgets the call's socket once the call is over.

@@ -115,6 +115,22 @@ pub enum ClientError {
         /// The fault that stopped the answer, when sending it failed.
         cause: Option<Box<ClientError>>,
     },
+    /// A stdio MCP server's program could not be started
+    /// ([`StdioServer::connect`](super::StdioServer::connect)).
+    Spawn {
+        /// The program, as given.
+        program: String,
+        /// What the operating system said.
+        source: io::Error,
+    },
+    /// A stdio MCP server is gone: its output ended (it exited or closed
+    /// stdout), or its input broke. Every call waiting on it fails with
+    /// this; a call in flight may have run.
+    Closed {
+        /// What the client saw, with the last line the server wrote to
+        /// stderr when there was one.
+        reason: String,
+    },
     /// The operation does not exist in the protocol era this client speaks.
     NotInEra {
         /// The operation, e.g. `ping`.
@@ -203,7 +219,7 @@ impl fmt::Display for ClientError {
             }
             ClientError::Timeout { waited } => write!(
                 f,
-                "the server sent nothing for {waited:?}; raise ClientBuilder::timeout (or CallOptions::timeout) for slow tools"
+                "the server sent nothing for {waited:?}; raise ClientBuilder::timeout or StdioServer::timeout (or CallOptions::timeout) for slow tools"
             ),
             ClientError::Cancelled => f.write_str("the call was cancelled through its CancelHandle"),
             ClientError::ResumeFailed {
@@ -218,7 +234,7 @@ impl fmt::Display for ClientError {
                 )
             }
             ClientError::Malformed { problem } => {
-                write!(f, "the server's answer is not valid MCP over HTTP: {problem}")
+                write!(f, "the server's answer is not valid MCP: {problem}")
             }
             ClientError::Io(source) => write!(
                 f,
@@ -238,6 +254,18 @@ impl fmt::Display for ClientError {
                 }
                 Ok(())
             }
+            ClientError::Spawn { program, source } if source.kind() == io::ErrorKind::NotFound => write!(
+                f,
+                "could not start the MCP server {program:?}: no such program ({source}); check the command, and that it is on PATH"
+            ),
+            ClientError::Spawn { program, source } => write!(
+                f,
+                "could not start the MCP server {program:?}: {source}"
+            ),
+            ClientError::Closed { reason } => write!(
+                f,
+                "the stdio MCP server is gone: {reason}; start it again to go on"
+            ),
             ClientError::NotInEra { operation, hint } => write!(
                 f,
                 "{operation} does not exist in the stateless revision 2026-07-28 this client speaks; {hint}"
@@ -249,7 +277,9 @@ impl fmt::Display for ClientError {
 impl std::error::Error for ClientError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            ClientError::Connect { source, .. } | ClientError::Io(source) => Some(source),
+            ClientError::Connect { source, .. }
+            | ClientError::Io(source)
+            | ClientError::Spawn { source, .. } => Some(source),
             ClientError::ResumeFailed { cause, .. } => Some(&**cause),
             ClientError::Unanswered {
                 cause: Some(cause), ..

@@ -92,12 +92,12 @@ mod http1;
 mod resume;
 mod rpc;
 mod sse;
+mod stdio;
 mod tools;
 mod url;
 mod watch;
 mod wire;
 
-use std::collections::HashSet;
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
@@ -106,6 +106,7 @@ pub use answer::{Refusal, ServerRequest};
 pub use builder::{ClientBuilder, Era, DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT};
 pub use call::{CallOptions, CancelHandle, LogMessage, Progress};
 pub use error::ClientError;
+pub use stdio::{StdioClient, StdioServer};
 pub use tools::{ContentBlock, ToolInfo, ToolResult};
 
 use answer::{CallResult, MAX_INPUT_ROUNDS};
@@ -113,9 +114,6 @@ use rpc::{Identity, Mode, Probe};
 use wire::{Connection, Link, Wire};
 
 use crate::model::Revision;
-
-/// The most `tools/list` pages followed.
-const MAX_PAGES: usize = 10_000;
 
 /// The server's self-description: `serverInfo` from `initialize`, or the
 /// `io.modelcontextprotocol/serverInfo` stamp of 2026-07-28.
@@ -323,32 +321,11 @@ impl Client {
     /// [`ClientError::Malformed`] for a page that is not a tool list or a
     /// cursor that repeats.
     pub fn list_tools(&mut self) -> Result<Vec<ToolInfo>, ClientError> {
-        let mut tools = Vec::new();
-        let mut cursor: Option<String> = None;
-        let mut seen = HashSet::new();
-        for _ in 0..MAX_PAGES {
-            let mut params = Map::new();
-            if let Some(cursor) = cursor.take() {
-                params.insert("cursor".into(), cursor.into());
-            }
-            let answer = self
-                .wire
-                .request(Some(&self.mode), "tools/list", params, None, None)?;
-            let (page, next) = tools::read_tools_page(answer.result)?;
-            tools.extend(page);
-            match next {
-                None => return Ok(tools),
-                Some(next) if !seen.insert(next.clone()) => {
-                    return Err(ClientError::malformed(format!(
-                        "tools/list returned the cursor {next:?} twice, which would loop forever"
-                    )))
-                }
-                Some(next) => cursor = Some(next),
-            }
-        }
-        Err(ClientError::malformed(format!(
-            "tools/list did not end within {MAX_PAGES} pages"
-        )))
+        tools::list_pages(|params| {
+            self.wire
+                .request(Some(&self.mode), "tools/list", params, None, None)
+                .map(|answer| answer.result)
+        })
     }
 
     /// Calls tool `name` with `arguments` (a JSON object; `null` sends none).
@@ -516,7 +493,7 @@ impl Client {
 
 /// The params of `tools/call`: the tool's name and its arguments (`null`
 /// sends none).
-fn call_params(name: &str, arguments: Value) -> Map<String, Value> {
+pub(crate) fn call_params(name: &str, arguments: Value) -> Map<String, Value> {
     let mut params = Map::new();
     params.insert("name".into(), name.into());
     if !arguments.is_null() {

@@ -6,6 +6,8 @@
 //! JSON) and strict where a missing field would mislead (a tool without a
 //! name, a result without `content`).
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value};
 
 use super::error::ClientError;
@@ -84,6 +86,40 @@ impl ToolInfo {
             .get("outputSchema")
             .filter(|schema| schema.is_object())
     }
+}
+
+/// The most `tools/list` pages followed.
+const MAX_PAGES: usize = 10_000;
+
+/// Every tool a server lists, asking `request` for each page (given the
+/// params, with the cursor from the second page on) and following
+/// `nextCursor` until the last page.
+pub(crate) fn list_pages(
+    mut request: impl FnMut(Map<String, Value>) -> Result<Value, ClientError>,
+) -> Result<Vec<ToolInfo>, ClientError> {
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut seen = HashSet::new();
+    for _ in 0..MAX_PAGES {
+        let mut params = Map::new();
+        if let Some(cursor) = cursor.take() {
+            params.insert("cursor".into(), cursor.into());
+        }
+        let (page, next) = read_tools_page(request(params)?)?;
+        tools.extend(page);
+        match next {
+            None => return Ok(tools),
+            Some(next) if !seen.insert(next.clone()) => {
+                return Err(ClientError::malformed(format!(
+                    "tools/list returned the cursor {next:?} twice, which would loop forever"
+                )))
+            }
+            Some(next) => cursor = Some(next),
+        }
+    }
+    Err(ClientError::malformed(format!(
+        "tools/list did not end within {MAX_PAGES} pages"
+    )))
 }
 
 /// One page of `tools/list`: the tools and the cursor of the next page.

@@ -23,25 +23,7 @@ impl Tool {
     /// schema cannot be sent to every agent — a recursive type, or one that
     /// is not a JSON object — makes [`Tool::validate`] fail, saying why.
     ///
-    /// ```
-    /// use schemars::JsonSchema;
-    /// use serde::Deserialize;
-    /// use serde_json::json;
-    /// use toolhost::Tool;
-    ///
-    /// /// What to search for.
-    /// #[derive(Deserialize, JsonSchema)]
-    /// struct Search {
-    ///     /// Words to look for.
-    ///     query: String,
-    ///     /// How many notes at most.
-    ///     limit: Option<u8>,
-    /// }
-    ///
-    /// let tool = Tool::new("search", "Searches the notes.").input_schema_for::<Search>();
-    /// assert!(tool.validate().is_ok());
-    /// assert!(tool.schema_warnings().is_empty());
-    /// ```
+    #[cfg_attr(not(doctest), doc = include_str!("../doc/input_schema_for.md"))]
     #[must_use]
     pub fn input_schema_for<T: JsonSchema>(self) -> Tool {
         let (schema, problem) = derive::<T>(SchemaSettings::draft2020_12().for_deserialize());

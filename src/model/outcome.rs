@@ -158,9 +158,11 @@ impl ToolOutcome {
     /// crate does not know), `structuredContent`, `_meta` and `isError`.
     /// This is how a surface that bridges another server answers.
     ///
-    /// The one thing adapted is what the client's revision cannot carry:
-    /// `structuredContent` is left out before 2025-06-18, as for any
-    /// outcome. `isError: true` is a declined outcome (the model reads the
+    /// What is adapted is what belongs to the hop, not the result: the
+    /// protocol's own `_meta` keys (`io.modelcontextprotocol/…`, such as
+    /// the serverInfo a 2026-07-28 server stamps there) are left out, the
+    /// host adding its own, and `structuredContent` is left out before
+    /// 2025-06-18, as for any outcome. `isError: true` is a declined outcome (the model reads the
     /// server's content), anything else a success. A `result` that is not a
     /// `CallToolResult` — not an object, no `content` array, an `isError`
     /// that is not a boolean — is a failed outcome naming what is wrong.
@@ -215,6 +217,17 @@ impl ToolOutcome {
         // The era's own field: the host sets it again where the client's
         // revision has it.
         fields.remove("resultType");
+        // So are the protocol's `_meta` keys: they describe the hop the
+        // result came over (a 2026-07-28 server stamps its own serverInfo
+        // there), and the host stamps its own where the client's revision
+        // has them. Relayed, they would name the wrong server to the client.
+        if let Some(Value::Object(meta)) = fields.get_mut("_meta") {
+            let before = meta.len();
+            meta.retain(|key, _| !key.starts_with("io.modelcontextprotocol/"));
+            if meta.is_empty() && before > 0 {
+                fields.remove("_meta");
+            }
+        }
         ToolOutcome {
             result,
             content: Vec::new(),
@@ -286,6 +299,26 @@ mod tests {
         assert!(outcome.content.is_empty());
         let success = ToolOutcome::relayed(json!({"content": [], "isError": false}));
         assert_eq!(success.kind(), OutcomeKind::Success);
+    }
+
+    #[test]
+    fn a_relayed_result_loses_the_protocols_meta_keys_of_the_hop_and_keeps_the_tools_own() {
+        let server = json!({"name": "remote", "version": "1"});
+        let outcome = ToolOutcome::relayed(json!({
+            "content": [],
+            "_meta": {"io.modelcontextprotocol/serverInfo": server, "trace": "t1"},
+        }));
+        let relayed = outcome.relayed.unwrap();
+        assert_eq!(relayed["_meta"], json!({"trace": "t1"}));
+        // Only the hop's keys: a `_meta` left empty by them goes, one the
+        // server sent empty stays.
+        let only_hop = ToolOutcome::relayed(json!({
+            "content": [],
+            "_meta": {"io.modelcontextprotocol/serverInfo": server},
+        }));
+        assert!(!only_hop.relayed.unwrap().contains_key("_meta"));
+        let empty = ToolOutcome::relayed(json!({"content": [], "_meta": {}}));
+        assert_eq!(empty.relayed.unwrap()["_meta"], json!({}));
     }
 
     #[test]

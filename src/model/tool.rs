@@ -1,7 +1,7 @@
 //! Tool definitions: what the model sees in `tools/list`.
 //!
 //! A tool's schemas are compiled when the tool is built (see
-//! [`Schema`](crate::Schema)) and shared by every clone, so checking a call
+//! [`Schema`]) and shared by every clone, so checking a call
 //! costs a walk over the compiled nodes and never a parse.
 
 use std::sync::Arc;

@@ -8,7 +8,8 @@
 # Installs the pinned SDK into harness/interop/.venv (th_setup_python), starts
 # server.py (its first stdout line is {"url", "authorization"}), and runs the
 # ignored tests of harness/tests/client.rs and bridge.rs named `…python_sdk_server…` against it with
-# TH_PY_URL and TH_PY_AUTH set. Builds the test binary itself (cargo test).
+# TH_PY_URL and TH_PY_AUTH set, then the one of bridge_stdio.rs, which starts server.py --stdio
+# itself (TH_PY_STDIO: the command line, tab-separated). Builds the test binary itself (cargo test).
 # Exit status: the tests' (2 when setup or the server start failed).
 # Logs: harness/interop/out/python-sdk-server.std{out,err}.
 set -uo pipefail
@@ -33,10 +34,15 @@ export TH_PY_URL="$TH_URL" TH_PY_AUTH="$TH_AUTH"
 # replay another session's event to a resuming client if sessions overlapped.
 (cd "$TH_ROOT" && cargo test --quiet --test client -- --ignored --test-threads=1 python_sdk_server)
 status=$?
-# The same server bridged into a toolhost session (McpServerLayer).
+# The same server bridged into a toolhost session (McpServerLayer), over HTTP
+# and, started by the bridge itself, over stdio.
 (cd "$TH_ROOT" && cargo test --quiet --test bridge -- --ignored --test-threads=1 python_sdk_server)
 bridged=$?
 [ "$status" -eq 0 ] && status=$bridged
+export TH_PY_STDIO="$TH_INTEROP/.venv/bin/python"$'\t'"$here/server.py"$'\t'"--stdio"
+(cd "$TH_ROOT" && cargo test --quiet --test bridge_stdio -- --ignored python_sdk_server)
+stdio=$?
+[ "$status" -eq 0 ] && status=$stdio
 if [ "$status" -eq 0 ]; then
     echo "python-sdk-server: client interop passed"
 else

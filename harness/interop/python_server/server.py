@@ -1,7 +1,11 @@
 """The official MCP Python SDK server (mcp==2.3.0, MCPServer over Streamable HTTP) for
 toolhost's client interop test.
 
-Usage: server.py   (run with harness/interop/.venv/bin/python; see run.sh)
+Usage: server.py [--stdio]   (run with harness/interop/.venv/bin/python; see run.sh)
+
+With --stdio it serves the same tools over stdio instead (newline-delimited JSON-RPC on
+stdin/stdout, the SDK's own stdio transport), for toolhost's stdio bridge; it then prints
+nothing else and exits when stdin closes.
 
 Binds 127.0.0.1 on a free port and prints one JSON line first:
 `{"url": "http://127.0.0.1:PORT/mcp", "authorization": "Bearer <random>"}`. Every request
@@ -14,7 +18,10 @@ Tools: echo(text) -> text; add(a, b) -> {"sum": a + b} as structured content;
 count(steps) reports `steps` progress events, then returns "counted N";
 count_reconnect(steps) does the same but closes its SSE stream after step 1 (resumable
 with Last-Event-ID: the server keeps its events in an in-memory event store);
-fail(why) raises ToolError, which the SDK turns into an isError result carrying `why`.
+fail(why) raises ToolError, which the SDK turns into an isError result carrying `why`;
+wait(tag, seconds) reports one progress event, then sleeps, and records `tag` when the call
+is cancelled during the sleep; cancelled_waits() returns those tags as structured content
+{"tags": [...]}, so a test can see that a cancellation reached this server.
 """
 
 from __future__ import annotations
@@ -105,6 +112,32 @@ def fail(why: str) -> str:
     raise ToolError(why)
 
 
+# The tags of the `wait` calls cancelled so far, in order (one process, one list).
+cancelled_tags: list[str] = []
+
+
+@mcp.tool(description="Reports progress 1, then waits `seconds` unless cancelled; a cancelled wait is recorded.")
+async def wait(tag: str, seconds: float, ctx: Context) -> str:
+    # The progress event tells the caller the handler is running, so a cancel sent
+    # after it is one this handler can see (and not one for a call never started).
+    await ctx.report_progress(1, None, "waiting")
+    try:
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        cancelled_tags.append(tag)
+        raise
+    return f"waited {seconds} seconds"
+
+
+class CancelledWaits(BaseModel):
+    tags: list[str]
+
+
+@mcp.tool(description="The tags of the wait calls that were cancelled, oldest first.")
+def cancelled_waits() -> CancelledWaits:
+    return CancelledWaits(tags=list(cancelled_tags))
+
+
 def require_bearer(app, expected: str):
     """An ASGI wrapper answering 401 to any HTTP request without the bearer."""
     wanted = expected.encode()
@@ -135,6 +168,9 @@ def require_bearer(app, expected: str):
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--stdio"]:
+        mcp.run("stdio")
+        return
     authorization = "Bearer " + secrets.token_hex(32)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

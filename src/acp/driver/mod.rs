@@ -1,11 +1,10 @@
 //! A blocking ACP client (feature `acp-driver`): [`Agent`] and the turns
-//! it runs. `process.rs` keeps the agent's process group, `pipes.rs` the
-//! JSON-RPC lines, `turn.rs` a prompt turn, `updates.rs` what the agent
-//! reports and asks.
+//! it runs. `crate::child` keeps the agent's process group and runs the
+//! threads on its pipes, `pipes.rs` the JSON-RPC lines, `turn.rs` a prompt
+//! turn, `updates.rs` what the agent reports and asks.
 
 mod error;
 mod pipes;
-mod process;
 mod turn;
 mod updates;
 
@@ -21,8 +20,8 @@ pub use updates::{
     PermissionChoice, PermissionOption, PermissionRequest, PlanEntry, ToolCallReport, Update,
 };
 
+use crate::child::Group;
 use pipes::{Pipes, Silence};
-use process::Group;
 
 use super::AgentMcpSupport;
 use crate::session::ToolSession;

@@ -1,21 +1,19 @@
 //! JSON-RPC over the agent's pipes: one message per line each way.
 //!
-//! A thread reads the agent's stdout into a channel, so that every wait
-//! has a deadline; another writes to its stdin, so that an agent that
-//! stops reading can stall that thread but never the driver. Lines that
-//! are not JSON objects are skipped: agents should not print them, but
-//! some log to stdout.
+//! The reading and writing threads are the shared ones of
+//! [`crate::child`]; here the agent's messages go into a channel, so that
+//! every wait of the driver has a deadline.
 
-use std::io::{BufRead, BufReader, Write};
 use std::process::{ChildStdin, ChildStdout};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
-use std::thread;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use crate::sync::lock;
+use crate::child::{read_messages, Input};
+
+/// Who the child is, in the messages of a broken pipe.
+const WHO: &str = "the agent";
 
 /// What waiting for the agent came to, when no message came.
 #[derive(Debug)]
@@ -28,10 +26,7 @@ pub(super) enum Silence {
 
 /// The two directions of the conversation with the agent.
 pub(super) struct Pipes {
-    /// `None` once the input is closed.
-    outgoing: Option<Sender<Vec<u8>>>,
-    /// Why writing failed, once it has.
-    broken: Arc<Mutex<Option<String>>>,
+    input: Input,
     incoming: Receiver<Result<Value, String>>,
     next_id: u64,
 }
@@ -40,18 +35,12 @@ impl Pipes {
     /// Starts the reader and writer threads.
     pub(super) fn start(stdin: ChildStdin, stdout: ChildStdout) -> std::io::Result<Pipes> {
         let (sender, incoming) = mpsc::channel();
-        thread::Builder::new()
-            .name("acp-agent-output".into())
-            .spawn(move || read_lines(stdout, &sender))?;
-        let (outgoing, lines) = mpsc::channel::<Vec<u8>>();
-        let broken = Arc::new(Mutex::new(None));
-        let writer_broken = Arc::clone(&broken);
-        thread::Builder::new()
-            .name("acp-agent-input".into())
-            .spawn(move || write_lines(stdin, &lines, &writer_broken))?;
+        read_messages(stdout, "acp-agent-output".into(), WHO, move |item| {
+            sender.send(item).is_ok()
+        })?;
+        let input = Input::start(stdin, "acp-agent-input".into(), WHO)?;
         Ok(Pipes {
-            outgoing: Some(outgoing),
-            broken,
+            input,
             incoming,
             next_id: 0,
         })
@@ -65,15 +54,9 @@ impl Pipes {
 
     /// Queues `message` for the agent.
     pub(super) fn send(&self, message: &Value) -> Result<(), Silence> {
-        if let Some(why) = lock(&self.broken).clone() {
-            return Err(Silence::Closed(why));
-        }
-        let mut line = serde_json::to_vec(message).unwrap_or_default();
-        line.push(b'\n');
-        self.outgoing
-            .as_ref()
-            .and_then(|outgoing| outgoing.send(line).ok())
-            .ok_or_else(|| Silence::Closed("the agent's input is closed".into()))
+        // Writing a Value into a Vec cannot fail.
+        let line = serde_json::to_vec(message).unwrap_or_default();
+        self.input.send_bytes(line).map_err(Silence::Closed)
     }
 
     /// Sends request `id`.
@@ -109,38 +92,6 @@ impl Pipes {
     /// Closes the agent's input once what is queued is written: how an ACP
     /// client says goodbye.
     pub(super) fn close_input(&mut self) {
-        self.outgoing.take();
-    }
-}
-
-fn read_lines(stdout: ChildStdout, sender: &Sender<Result<Value, String>>) {
-    let mut reader = BufReader::new(stdout);
-    let mut line = String::new();
-    loop {
-        line.clear();
-        let item = match reader.read_line(&mut line) {
-            Ok(0) => Err("the agent closed its output (did it exit?)".to_owned()),
-            Ok(_) => match serde_json::from_str::<Value>(line.trim()) {
-                Ok(message) if message.is_object() => Ok(message),
-                // Not a message: a log line on the wrong stream.
-                _ => continue,
-            },
-            Err(err) => Err(format!("the agent's output could not be read: {err}")),
-        };
-        let last = item.is_err();
-        if sender.send(item).is_err() || last {
-            return;
-        }
-    }
-}
-
-fn write_lines(mut stdin: ChildStdin, lines: &Receiver<Vec<u8>>, broken: &Mutex<Option<String>>) {
-    // Ends when the driver closes the input (dropping the sender), which
-    // drops `stdin` and so closes the pipe.
-    for line in lines {
-        if let Err(err) = stdin.write_all(&line).and_then(|()| stdin.flush()) {
-            *lock(broken) = Some(format!("the agent's input broke: {err}"));
-            return;
-        }
+        self.input.close();
     }
 }

@@ -21,34 +21,7 @@ use crate::model::{Tool, ToolOutcome};
 /// Builds a [`StaticSurface`] from a chain of tools; made by
 /// [`StaticSurface::builder`].
 ///
-/// ```
-/// use serde::Deserialize;
-/// use serde_json::json;
-/// use toolhost::{StaticSurface, Tool, ToolOutcome};
-///
-/// #[derive(Deserialize)]
-/// struct Shout { text: String }
-///
-/// let surface = StaticSurface::builder()
-///     .tool(Tool::new("ping", "Answers pong."), |_args, _ctx| ToolOutcome::text("pong"))
-///     .typed(
-///         Tool::new("shout", "Uppercases text.").input_schema(json!({
-///             "type": "object",
-///             "properties": {"text": {"type": "string"}},
-///             "required": ["text"],
-///         })),
-///         |args: Shout, _ctx| Ok(args.text.to_uppercase()),
-///     )
-///     .build()?;
-/// assert_eq!(surface.len(), 2);
-///
-/// let refused = StaticSurface::builder()
-///     .tool(Tool::new("bad name", "A space is not allowed."), |_args, _ctx| "never")
-///     .tool(Tool::new("fine", "Fine, but no surface is built."), |_args, _ctx| "ok")
-///     .build();
-/// assert!(refused.unwrap_err().to_string().contains("\"bad name\""));
-/// # Ok::<(), toolhost::Error>(())
-/// ```
+#[cfg_attr(not(doctest), doc = include_str!("../../doc/surface_builder.md"))]
 #[derive(Debug, Default)]
 #[must_use = "a builder does nothing until build() is called"]
 pub struct SurfaceBuilder {

@@ -82,6 +82,25 @@ impl ToolAnnotations {
         *self == ToolAnnotations::default()
     }
 
+    /// Reads another server's `annotations` object: the title and the four
+    /// hints, each kept when it has the right type (a bridged tool shows
+    /// what its server said, and nothing it could not have meant). Only the
+    /// bridge (feature `client`) reads other servers' definitions.
+    #[cfg(feature = "client")]
+    pub(crate) fn from_json(value: &Value) -> ToolAnnotations {
+        let hint = |key: &str| value.get(key).and_then(Value::as_bool);
+        ToolAnnotations {
+            title: value
+                .get("title")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            read_only: hint("readOnlyHint"),
+            destructive: hint("destructiveHint"),
+            idempotent: hint("idempotentHint"),
+            open_world: hint("openWorldHint"),
+        }
+    }
+
     pub(super) fn to_json(&self) -> Value {
         let mut out = Map::new();
         if let Some(title) = &self.title {
@@ -163,6 +182,33 @@ impl Icon {
         self
     }
 
+    /// Reads one of another server's `icons`; `None` without a string
+    /// `src`. Fields of the wrong type, and an unknown theme, are left out.
+    #[cfg(feature = "client")]
+    pub(crate) fn from_json(value: &Value) -> Option<Icon> {
+        let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+        Some(Icon {
+            src: text("src")?,
+            mime_type: text("mimeType"),
+            sizes: value
+                .get("sizes")
+                .and_then(Value::as_array)
+                .map(|sizes| {
+                    sizes
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            theme: match value.get("theme").and_then(Value::as_str) {
+                Some("light") => Some(IconTheme::Light),
+                Some("dark") => Some(IconTheme::Dark),
+                _ => None,
+            },
+        })
+    }
+
     pub(crate) fn to_json(&self) -> Value {
         let mut out = Map::new();
         out.insert("src".into(), self.src.clone().into());
@@ -180,5 +226,37 @@ impl Icon {
             out.insert("theme".into(), theme.into());
         }
         Value::Object(out)
+    }
+}
+
+#[cfg(all(test, feature = "client"))]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn another_servers_annotations_and_icons_read_back_as_they_were_written() {
+        let annotations = json!({"title": "Delete", "readOnlyHint": false,
+            "destructiveHint": true, "idempotentHint": true, "openWorldHint": false});
+        assert_eq!(
+            ToolAnnotations::from_json(&annotations).to_json(),
+            annotations
+        );
+        // Wrong types are left out, never guessed.
+        let odd = json!({"title": 7, "readOnlyHint": "yes", "openWorldHint": true});
+        assert_eq!(
+            ToolAnnotations::from_json(&odd).to_json(),
+            json!({"openWorldHint": true})
+        );
+        let icon = json!({"src": "https://x/i.png", "mimeType": "image/png",
+            "sizes": ["48x48", "any"], "theme": "dark"});
+        assert_eq!(Icon::from_json(&icon).unwrap().to_json(), icon);
+        assert_eq!(
+            Icon::from_json(&json!({"src": "data:,", "theme": "sepia", "sizes": [1]}))
+                .unwrap()
+                .to_json(),
+            json!({"src": "data:,"})
+        );
+        assert!(Icon::from_json(&json!({"mimeType": "image/png"})).is_none());
     }
 }

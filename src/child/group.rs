@@ -1,15 +1,15 @@
-//! The agent's process and everything it starts: spawned as a group of its
-//! own, ended as a group.
+//! A child process and everything it starts (an ACP agent, a stdio MCP
+//! server): spawned as a group of its own, ended as a group.
 //!
-//! Agents are often a launcher (`npx`, a shell script, a Node wrapper)
-//! that starts the real agent as a child. Ending only the direct child
-//! leaves the real agent running, parented to init and holding the
-//! driver's pipes open, so that a caller waiting for the driver's output
-//! to end waits forever. So on Unix the agent leads a new process group
+//! Such programs are often a launcher (`npx`, a shell script, a Node
+//! wrapper) that starts the real program as a child. Ending only the direct
+//! child leaves the real one running, parented to init and holding the
+//! pipes open, so that a caller waiting for the output to end waits
+//! forever. So on Unix the child leads a new process group
 //! (`process_group(0)`), which its children join, and [`Group::end`]
-//! signals the whole group: closed stdin first (how an ACP client says
-//! goodbye), a grace period, then `SIGTERM`, then `SIGKILL`, then the
-//! child is reaped. The signals go through `kill(1)`, which std can start
+//! signals the whole group: closed stdin first (how both ACP and MCP's
+//! stdio transport say goodbye), a grace period, then `SIGTERM`, then
+//! `SIGKILL`, then the child is reaped. The signals go through `kill(1)`, which std can start
 //! without `unsafe`; a process that leaves the group on purpose (`setsid`,
 //! a daemon) is beyond its reach.
 //!
@@ -18,10 +18,10 @@
 //! init does not reap them they would count forever), and asked of
 //! `kill -0` elsewhere.
 //!
-//! On Windows the agent gets a new process group too
+//! On Windows the child gets a new process group too
 //! (`CREATE_NEW_PROCESS_GROUP`), and ending it runs `taskkill /T`, which
 //! ends the process tree, first politely, then with `/F` — as long as the
-//! agent itself still runs: std alone cannot find the children of an agent
+//! child itself still runs: std alone cannot find the children of a child
 //! that already exited (a job object would, but needs `unsafe` or a
 //! crate). Other platforms get only what std offers: the direct child is
 //! killed and reaped.
@@ -31,8 +31,9 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// How long the agent gets to exit on its own once its stdin is closed.
-pub(super) const EXIT_GRACE: Duration = Duration::from_secs(2);
+/// How long the child gets to exit on its own once its stdin is closed,
+/// unless [`Group::set_exit_grace`] says otherwise.
+pub(crate) const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// How long the group gets between `SIGTERM` and `SIGKILL`.
 const TERM_GRACE: Duration = Duration::from_secs(1);
 /// How long `SIGKILL` gets to take effect before the driver stops looking.
@@ -40,53 +41,73 @@ const KILL_GRACE: Duration = Duration::from_secs(1);
 /// How often the group is looked at while waiting.
 const POLL: Duration = Duration::from_millis(20);
 
-/// The agent's process, leading a process group of its own.
-pub(super) struct Group {
+/// The child process, leading a process group of its own.
+pub(crate) struct Group {
     child: Child,
     ended: bool,
+    exit_grace: Duration,
 }
 
 impl Group {
     /// Starts `command` with piped stdin and stdout (stderr as the command
-    /// says, inherited by default) in a new process group.
-    pub(super) fn spawn(command: &mut Command) -> io::Result<(Group, ChildStdin, ChildStdout)> {
+    /// says, inherited by default; [`Group::take_stderr`] has it when piped)
+    /// in a new process group.
+    pub(crate) fn spawn(command: &mut Command) -> io::Result<(Group, ChildStdin, ChildStdout)> {
         command.stdin(Stdio::piped()).stdout(Stdio::piped());
         new_group(command);
         let mut child = command.spawn()?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            let mut group = Group {
-                child,
-                ended: false,
-            };
+            let mut group = Group::new(child);
             group.end();
             return Err(io::Error::other(
-                "the agent's stdin and stdout were not piped",
+                "the child's stdin and stdout were not piped",
             ));
         };
-        Ok((
-            Group {
-                child,
-                ended: false,
-            },
-            stdin,
-            stdout,
-        ))
+        Ok((Group::new(child), stdin, stdout))
     }
 
-    /// The agent's process id, which is also its process group's id.
-    pub(super) fn id(&self) -> u32 {
+    fn new(child: Child) -> Group {
+        Group {
+            child,
+            ended: false,
+            exit_grace: EXIT_GRACE,
+        }
+    }
+
+    /// The child's stderr, once, when the command piped it.
+    #[cfg(feature = "client")]
+    pub(crate) fn take_stderr(&mut self) -> Option<std::process::ChildStderr> {
+        self.child.stderr.take()
+    }
+
+    /// How long [`Group::end`] waits for the child to leave on its own
+    /// before it signals the group.
+    #[cfg(feature = "client")]
+    pub(crate) fn set_exit_grace(&mut self, grace: Duration) {
+        self.exit_grace = grace;
+    }
+
+    /// How the child exited, once it has (reaping it); `None` while it
+    /// runs. What is left of its group may still run.
+    #[cfg(feature = "client")]
+    pub(crate) fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
+    /// The child's process id, which is also its process group's id.
+    pub(crate) fn id(&self) -> u32 {
         self.child.id()
     }
 
-    /// Ends the agent and everything in its group; the agent's stdin must
+    /// Ends the child and everything in its group; the child's stdin must
     /// already be closed (or about to be). Returns once the direct child is
     /// reaped and the group is gone, or the last grace period has passed.
-    pub(super) fn end(&mut self) {
+    pub(crate) fn end(&mut self) {
         if std::mem::replace(&mut self.ended, true) {
             return;
         }
         let group = self.child.id();
-        if self.wait_for_group(group, EXIT_GRACE) {
+        if self.wait_for_group(group, self.exit_grace) {
             return;
         }
         signal_group(group, Signal::Terminate);
@@ -148,7 +169,7 @@ fn signal_group(group: u32, signal: Signal) {
 
 /// Whether any process of `group` is alive (a zombie is not).
 #[cfg(target_os = "linux")]
-pub(super) fn group_alive(group: u32) -> bool {
+pub(crate) fn group_alive(group: u32) -> bool {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return kill_zero(group);
     };
@@ -180,7 +201,7 @@ fn live_member_of(stat: &str) -> Option<u32> {
 }
 
 #[cfg(all(unix, not(target_os = "linux")))]
-pub(super) fn group_alive(group: u32) -> bool {
+pub(crate) fn group_alive(group: u32) -> bool {
     kill_zero(group)
 }
 
@@ -211,7 +232,7 @@ fn signal_group(group: u32, signal: Signal) {
 }
 
 #[cfg(windows)]
-pub(super) fn group_alive(_group: u32) -> bool {
+pub(crate) fn group_alive(_group: u32) -> bool {
     // std cannot see a tree without its root; once the root is reaped
     // (which `wait_for_group` checks first), taskkill /T has done what it
     // can.
@@ -225,7 +246,7 @@ fn new_group(_command: &mut Command) {}
 fn signal_group(_group: u32, _signal: Signal) {}
 
 #[cfg(not(any(unix, windows)))]
-pub(super) fn group_alive(_group: u32) -> bool {
+pub(crate) fn group_alive(_group: u32) -> bool {
     false
 }
 

@@ -1,0 +1,225 @@
+//! `toolhost::client::StdioClient` against a scripted stdio MCP server
+//! (`stdio_server --scripted`, this package's program), which logs every
+//! line it receives: the protocol details of the stdio transport — the
+//! revision fallback, `ping`, questions with and without a call in flight,
+//! cancellation and timeouts on the wire, a server that dies.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use toolhost::client::{CallOptions, CancelHandle, ClientError, Refusal, StdioClient, StdioServer};
+use toolhost::Revision;
+use toolhost_tests::wait_for;
+
+/// A scripted server and the file it logs what it receives to.
+struct Scripted {
+    client: StdioClient,
+    log: PathBuf,
+}
+
+impl Scripted {
+    fn start(test: &str) -> Scripted {
+        let log = std::env::temp_dir().join(format!(
+            "toolhost-stdio-client-{}-{test}.log",
+            std::process::id()
+        ));
+        let client = StdioServer::new(env!("CARGO_BIN_EXE_stdio_server"))
+            .arg("--scripted")
+            .arg(&log)
+            .capabilities(json!({"roots": {}}))
+            .connect()
+            .unwrap();
+        Scripted { client, log }
+    }
+
+    /// Every message the server received so far.
+    fn received(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect()
+    }
+
+    /// The messages received with `method`.
+    fn received_method(&self, method: &str) -> Vec<Value> {
+        self.received()
+            .into_iter()
+            .filter(|m| m["method"] == method)
+            .collect()
+    }
+
+    /// The answer the server received to its request `id`.
+    fn answer_to(&self, id: &str) -> Option<Value> {
+        self.received()
+            .into_iter()
+            .find(|m| m["id"] == id && m.get("method").is_none())
+    }
+}
+
+impl Drop for Scripted {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.log);
+    }
+}
+
+#[test]
+fn initialize_settles_on_the_newest_revision_a_strict_server_accepts() {
+    let server = Scripted::start("revision");
+    assert_eq!(server.client.revision(), Revision::V2025_06_18);
+    assert_eq!(
+        server.client.server_info().map(|s| s.name.as_str()),
+        Some("scripted")
+    );
+    let offers: Vec<Value> = server
+        .received_method("initialize")
+        .iter()
+        .map(|m| m["params"]["protocolVersion"].clone())
+        .collect();
+    assert_eq!(offers, [json!("2025-11-25"), json!("2025-06-18")]);
+    // Sent once the answer came, so it may still be on its way.
+    wait_for("notifications/initialized", || {
+        server.received_method("notifications/initialized").len() == 1
+    });
+
+    // A server that takes the first offer gets no second one.
+    let newest = StdioServer::new(env!("CARGO_BIN_EXE_stdio_server"))
+        .arg("--scripted")
+        .arg(server.log.with_extension("older"))
+        .revision(Revision::V2025_03_26)
+        .connect()
+        .unwrap();
+    assert_eq!(newest.revision(), Revision::V2025_03_26);
+    let _ = std::fs::remove_file(server.log.with_extension("older"));
+}
+
+#[test]
+fn a_question_with_no_call_in_flight_is_refused_one_during_a_call_reaches_it_and_ping_is_answered()
+{
+    let server = Scripted::start("questions");
+    wait_for("the answer to the early roots/list", || {
+        server.answer_to("early-roots").is_some()
+    });
+    let early = server.answer_to("early-roots").unwrap();
+    assert!(early.get("result").is_none(), "{early}");
+    assert!(
+        early["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("exactly one tool call"),
+        "{early}"
+    );
+
+    let asked = AtomicUsize::new(0);
+    let result = server
+        .client
+        .call_tool_with(
+            "ask_back",
+            json!({}),
+            CallOptions::new().on_request(|request| {
+                asked.fetch_add(1, Ordering::SeqCst);
+                match request.method.as_str() {
+                    "roots/list" => Ok(json!({"roots": [{"uri": "file:///work"}]})),
+                    other => Err(Refusal::new(format!("{other} not expected"))),
+                }
+            }),
+        )
+        .unwrap();
+    let heard: Value = serde_json::from_str(&result.text()).unwrap();
+    assert_eq!(
+        heard,
+        json!([
+            {"jsonrpc": "2.0", "id": "ping-1", "result": {}},
+            {"jsonrpc": "2.0", "id": "roots-1", "result": {"roots": [{"uri": "file:///work"}]}},
+        ])
+    );
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        1,
+        "ping is the client's, not the call's"
+    );
+}
+
+#[test]
+fn a_cancelled_or_timed_out_call_returns_and_tells_the_server_which_request() {
+    let server = Scripted::start("cancel");
+    let cancel = CancelHandle::new();
+    let canceller = cancel.clone();
+    thread::scope(|scope| {
+        scope.spawn(|| {
+            wait_for("the call to reach the server", || {
+                !server.received_method("tools/call").is_empty()
+            });
+            assert!(server.received_method("notifications/cancelled").is_empty());
+            canceller.cancel();
+        });
+        let outcome = server.client.call_tool_with(
+            "hang",
+            json!({}),
+            CallOptions::new().cancel_with(&cancel),
+        );
+        assert!(
+            matches!(outcome, Err(ClientError::Cancelled)),
+            "{outcome:?}"
+        );
+    });
+    wait_for("the cancellation to reach the server", || {
+        !server.received_method("notifications/cancelled").is_empty()
+    });
+    let call_id = server.received_method("tools/call")[0]["id"].clone();
+    let cancelled = &server.received_method("notifications/cancelled")[0];
+    assert_eq!(cancelled["params"]["requestId"], call_id);
+
+    let outcome = server.client.call_tool_with(
+        "hang",
+        json!({}),
+        CallOptions::new().timeout(Duration::from_millis(200)),
+    );
+    assert!(
+        matches!(outcome, Err(ClientError::Timeout { .. })),
+        "{outcome:?}"
+    );
+    wait_for("the second cancellation", || {
+        server.received_method("notifications/cancelled").len() == 2
+    });
+    let second = &server.received_method("notifications/cancelled")[1];
+    assert_eq!(
+        second["params"]["requestId"],
+        server.received_method("tools/call")[1]["id"]
+    );
+    // The client still works.
+    assert_eq!(server.client.list_tools().unwrap().len(), 2);
+}
+
+#[test]
+fn a_server_that_dies_fails_the_call_in_flight_and_every_later_one() {
+    let server = Scripted::start("dies");
+    let pid = server.client.id();
+    thread::scope(|scope| {
+        scope.spawn(|| {
+            wait_for("the call to reach the server", || {
+                !server.received_method("tools/call").is_empty()
+            });
+            let killed = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status()
+                .unwrap();
+            assert!(killed.success());
+        });
+        let outcome = server.client.call_tool("hang", json!({}));
+        assert!(
+            matches!(outcome, Err(ClientError::Closed { .. })),
+            "{outcome:?}"
+        );
+    });
+    assert!(server.client.closed().is_some());
+    let later = server.client.list_tools();
+    assert!(
+        matches!(later, Err(ClientError::Closed { .. })),
+        "{later:?}"
+    );
+    assert!(later.unwrap_err().to_string().contains("gone"));
+}

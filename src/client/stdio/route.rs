@@ -1,0 +1,439 @@
+//! Where each message of a stdio MCP server goes. One reader thread hears
+//! everything the server writes; the requests waiting for it are many.
+//!
+//! - A response goes to the request of its id, and ends it.
+//! - `notifications/progress` goes to the request whose id is its token
+//!   (each call uses its own id as its progress token).
+//! - A request of the server (`elicitation/create`, `sampling/createMessage`,
+//!   `roots/list`) and a `notifications/message` go to the tool call in
+//!   flight — when exactly one is. Over stdio nothing on the wire says which
+//!   call a question or a log message belongs to, and a guess could hand one
+//!   agent's question, or log, to another agent's call; so with no call or
+//!   several in flight a question is refused with a JSON-RPC error and a
+//!   log message is dropped. `ping` is answered here, at once.
+//! - `notifications/tools/list_changed` calls the client's callback.
+//! - The end of the server's output, or the exit of its process (which a
+//!   launcher's orphaned child may outlive, holding the output open), fails
+//!   every waiting request.
+
+use std::collections::HashMap;
+use std::sync::mpsc::Sender;
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+
+use crate::child::Input;
+use crate::client::answer::{response_body, Refusal, ServerRequest};
+use crate::client::call::{LogMessage, Progress};
+use crate::client::rpc::read_error;
+use crate::model::jsonrpc::RpcError;
+use crate::sync::lock;
+
+/// How long the end of the server's output waits for the end of its
+/// stderr, so that the last thing it said makes it into the error.
+const STDERR_SETTLE: Duration = Duration::from_millis(200);
+
+/// JSON-RPC's code for a method the receiver does not handle.
+const METHOD_NOT_FOUND: i64 = -32601;
+
+/// What reaches a waiting request.
+#[derive(Debug)]
+pub(super) enum Delivery {
+    /// Its response: the result, or the server's error.
+    Reply(Result<Value, RpcError>),
+    /// A progress report for it.
+    Progress(Progress),
+    /// A log message, while it is the only call in flight.
+    Log(LogMessage),
+    /// A question of the server, while it is the only call in flight; to
+    /// be answered with `id` as sent.
+    Ask { id: Value, request: ServerRequest },
+    /// Its cancel handle fired.
+    Cancelled,
+    /// The server is gone.
+    Closed(String),
+}
+
+/// One request waiting for its response.
+struct Waiting {
+    deliver: Sender<Delivery>,
+    /// A `tools/call`, to which questions and log messages may go.
+    call: bool,
+}
+
+#[derive(Default)]
+struct State {
+    next_id: u64,
+    waiting: HashMap<u64, Waiting>,
+    /// Why the server is gone, once it is.
+    closed: Option<String>,
+    /// The last line the server wrote to stderr.
+    last_stderr: Option<String>,
+    /// Whether the server's stderr has ended (or is not read).
+    stderr_ended: bool,
+}
+
+/// Where the router writes to the server: its stdin (`Input`), or in the
+/// unit tests below a record.
+pub(super) trait Output: Send {
+    /// Queues one serialized message (without its newline).
+    fn send(&mut self, line: Vec<u8>) -> Result<(), String>;
+    /// Closes the server's input.
+    fn close(&mut self);
+}
+
+impl Output for Input {
+    fn send(&mut self, line: Vec<u8>) -> Result<(), String> {
+        self.send_bytes(line)
+    }
+
+    fn close(&mut self) {
+        Input::close(self);
+    }
+}
+
+/// The shared side of a stdio client: the server's input and the requests
+/// waiting on its output.
+pub(super) struct Router {
+    input: Mutex<Box<dyn Output>>,
+    state: Mutex<State>,
+    stderr_ended: Condvar,
+    on_tools_changed: Option<super::Callback>,
+}
+
+impl Router {
+    pub(super) fn new(input: Box<dyn Output>, on_tools_changed: Option<super::Callback>) -> Router {
+        Router {
+            input: Mutex::new(input),
+            state: Mutex::new(State::default()),
+            stderr_ended: Condvar::new(),
+            on_tools_changed,
+        }
+    }
+
+    /// Takes a fresh id for a request whose deliveries go to `deliver`;
+    /// `Err` with the reason when the server is gone.
+    pub(super) fn register(&self, deliver: Sender<Delivery>, call: bool) -> Result<u64, String> {
+        let mut state = lock(&self.state);
+        if let Some(reason) = &state.closed {
+            return Err(reason.clone());
+        }
+        state.next_id += 1;
+        let id = state.next_id;
+        state.waiting.insert(id, Waiting { deliver, call });
+        Ok(id)
+    }
+
+    /// Stops delivering to request `id` (answered, cancelled or given up).
+    pub(super) fn unregister(&self, id: u64) {
+        lock(&self.state).waiting.remove(&id);
+    }
+
+    /// Queues one serialized message for the server.
+    pub(super) fn send(&self, line: Vec<u8>) -> Result<(), String> {
+        lock(&self.input).send(line)
+    }
+
+    /// Closes the server's input: MCP's stdio goodbye.
+    pub(super) fn close_input(&self) {
+        lock(&self.input).close();
+    }
+
+    /// Why the server is gone, once it is.
+    pub(super) fn closed(&self) -> Option<String> {
+        lock(&self.state).closed.clone()
+    }
+
+    /// Keeps `line` as the last thing the server wrote to stderr.
+    pub(super) fn stderr_line(&self, line: &str) {
+        lock(&self.state).last_stderr = Some(line.to_owned());
+    }
+
+    /// Notes that the server's stderr has ended.
+    pub(super) fn stderr_end(&self) {
+        lock(&self.state).stderr_ended = true;
+        self.stderr_ended.notify_all();
+    }
+
+    /// Takes one item of the reader thread; `false` once the output ended.
+    pub(super) fn receive(&self, item: Result<Value, String>) -> bool {
+        match item {
+            Ok(message) => {
+                self.route(message);
+                true
+            }
+            Err(reason) => {
+                self.close(reason);
+                false
+            }
+        }
+    }
+
+    /// Fails every waiting request, and every later one, with `reason`
+    /// (and the last stderr line, once stderr has had a moment to end).
+    /// The first reason stays: the end of the output and the exit of the
+    /// process are two views of one death.
+    pub(super) fn close(&self, reason: String) {
+        let state = lock(&self.state);
+        let (mut state, _) = self
+            .stderr_ended
+            .wait_timeout_while(state, STDERR_SETTLE, |state| !state.stderr_ended)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if state.closed.is_some() {
+            return;
+        }
+        let reason = match &state.last_stderr {
+            Some(line) => format!("{reason}; the last line it wrote to stderr: {line}"),
+            None => reason,
+        };
+        state.closed = Some(reason.clone());
+        for (_, waiting) in state.waiting.drain() {
+            let _ = waiting.deliver.send(Delivery::Closed(reason.clone()));
+        }
+    }
+
+    fn route(&self, message: Value) {
+        let Value::Object(mut message) = message else {
+            return;
+        };
+        let method = match message.remove("method") {
+            Some(Value::String(method)) => method,
+            Some(_) => return,
+            None => return self.respond(&message),
+        };
+        let params = match message.remove("params") {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            Some(params) => params,
+        };
+        match message.remove("id") {
+            Some(id) => self.ask(id, method, params),
+            None => self.notified(&method, params),
+        }
+    }
+
+    /// A response: to the request of its id. One with no id of ours (a
+    /// parse error about a line, an id long given up) has no one to go to.
+    fn respond(&self, message: &Map<String, Value>) {
+        let Some(id) = message.get("id").and_then(Value::as_u64) else {
+            return;
+        };
+        let Some(waiting) = lock(&self.state).waiting.remove(&id) else {
+            return;
+        };
+        let reply = match (message.get("result"), message.get("error")) {
+            (_, Some(error)) => Err(read_error(error).unwrap_or_else(|| {
+                RpcError::new(
+                    -32603,
+                    format!("the server sent an error without a code and a message: {error}"),
+                )
+            })),
+            (Some(result), None) => Ok(result.clone()),
+            (None, None) => Err(RpcError::new(
+                -32603,
+                "the server answered with neither result nor error",
+            )),
+        };
+        let _ = waiting.deliver.send(Delivery::Reply(reply));
+    }
+
+    fn notified(&self, method: &str, params: Value) {
+        match method {
+            "notifications/progress" => {
+                let Some(token) = params.get("progressToken") else {
+                    return;
+                };
+                let state = lock(&self.state);
+                let waiting = token.as_u64().and_then(|id| state.waiting.get(&id));
+                if let (Some(waiting), Some(progress)) =
+                    (waiting, Progress::for_token(&params, token))
+                {
+                    let _ = waiting.deliver.send(Delivery::Progress(progress));
+                }
+            }
+            "notifications/message" => {
+                if let Some(message) = LogMessage::from_params(&params) {
+                    if let Some(call) = self.only_call() {
+                        let _ = call.send(Delivery::Log(message));
+                    }
+                }
+            }
+            "notifications/tools/list_changed" => {
+                if let Some(callback) = &self.on_tools_changed {
+                    callback();
+                }
+            }
+            // Cancellations of the server's own questions, resource and
+            // prompt changes, …: nothing waits for them here.
+            _ => {}
+        }
+    }
+
+    /// A request of the server: `ping` answered, a question relayed to the
+    /// only call in flight, anything else refused.
+    fn ask(&self, id: Value, method: String, params: Value) {
+        let refusal = match method.as_str() {
+            "ping" => {
+                let _ = self.send(response_body(&id, Ok(json!({}))));
+                return;
+            }
+            "elicitation/create" | "sampling/createMessage" | "roots/list" => {
+                match self.only_call() {
+                    Some(call) => {
+                        let request = ServerRequest { method, params };
+                        if call.send(Delivery::Ask { id: id.clone(), request }).is_ok() {
+                            return;
+                        }
+                        Refusal::new("the call it was meant for has ended")
+                    }
+                    None => Refusal::new(format!(
+                        "{method} can be relayed only while exactly one tool call is in flight, so that it reaches the agent whose call asked; {} are",
+                        lock(&self.state).waiting.values().filter(|w| w.call).count()
+                    )),
+                }
+            }
+            other => Refusal {
+                code: METHOD_NOT_FOUND,
+                message: format!("this client does not handle {other}"),
+            },
+        };
+        let _ = self.send(response_body(&id, Err(refusal)));
+    }
+
+    /// Where the only tool call in flight takes deliveries, if exactly one
+    /// is in flight.
+    fn only_call(&self) -> Option<Sender<Delivery>> {
+        let state = lock(&self.state);
+        let mut calls = state.waiting.values().filter(|w| w.call);
+        match (calls.next(), calls.next()) {
+            (Some(only), None) => Some(only.deliver.clone()),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc::{self, Receiver};
+    use std::sync::Arc;
+
+    use super::*;
+
+    /// What the router wrote to the server, shared with the test.
+    #[derive(Clone, Default)]
+    struct Record(Arc<Mutex<Vec<Value>>>);
+
+    impl Output for Record {
+        fn send(&mut self, line: Vec<u8>) -> Result<(), String> {
+            lock(&self.0).push(serde_json::from_slice(&line).unwrap());
+            Ok(())
+        }
+        fn close(&mut self) {}
+    }
+
+    fn router() -> (Router, Record) {
+        let record = Record::default();
+        let router = Router::new(Box::new(record.clone()), None);
+        router.stderr_end();
+        (router, record)
+    }
+
+    fn waiting(router: &Router, call: bool) -> (u64, Receiver<Delivery>) {
+        let (deliver, deliveries) = mpsc::channel();
+        (router.register(deliver, call).unwrap(), deliveries)
+    }
+
+    #[test]
+    fn answers_go_by_id_and_progress_by_token_to_their_own_request_only() {
+        let (router, _) = router();
+        let (first, to_first) = waiting(&router, true);
+        let (second, to_second) = waiting(&router, false);
+        router.receive(Ok(
+            json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": first, "progress": 1}}),
+        ));
+        router.receive(Ok(
+            json!({"jsonrpc": "2.0", "id": second, "error": {"code": -32601, "message": "no"}}),
+        ));
+        router.receive(Ok(json!({"jsonrpc": "2.0", "id": 99, "result": {}})));
+        router.receive(Ok(
+            json!({"jsonrpc": "2.0", "id": first, "result": {"ok": true}}),
+        ));
+        assert!(matches!(to_first.try_recv(), Ok(Delivery::Progress(p)) if p.progress == 1.0));
+        assert!(
+            matches!(to_first.try_recv(), Ok(Delivery::Reply(Ok(r))) if r == json!({"ok": true}))
+        );
+        assert!(matches!(to_second.try_recv(), Ok(Delivery::Reply(Err(e))) if e.code == -32601));
+        assert!(to_first.try_recv().is_err() && to_second.try_recv().is_err());
+        // An answer ends its request: a second one goes nowhere.
+        router.receive(Ok(json!({"jsonrpc": "2.0", "id": first, "result": {}})));
+        assert!(to_first.try_recv().is_err());
+    }
+
+    #[test]
+    fn questions_and_logs_reach_the_only_call_in_flight_and_no_one_when_there_are_two() {
+        let (router, written) = router();
+        let question =
+            json!({"jsonrpc": "2.0", "id": "q", "method": "elicitation/create", "params": {}});
+        let log = json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": "x"}});
+        // A request that is not a call (a listing) takes neither.
+        let (_, listing) = waiting(&router, false);
+        let (_, to_one) = waiting(&router, true);
+        router.receive(Ok(question.clone()));
+        router.receive(Ok(log.clone()));
+        assert!(matches!(to_one.try_recv(), Ok(Delivery::Ask { id, .. }) if id == "q"));
+        assert!(matches!(to_one.try_recv(), Ok(Delivery::Log(m)) if m.data == "x"));
+        assert!(listing.try_recv().is_err());
+        assert!(lock(&written.0).is_empty(), "nothing refused");
+
+        let (_, to_two) = waiting(&router, true);
+        router.receive(Ok(question));
+        router.receive(Ok(log));
+        assert!(to_one.try_recv().is_err() && to_two.try_recv().is_err());
+        let refused = lock(&written.0).clone();
+        assert_eq!(refused.len(), 1);
+        assert_eq!(refused[0]["id"], "q");
+        assert!(refused[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("2 are"));
+    }
+
+    #[test]
+    fn ping_is_answered_an_unknown_request_refused_and_the_end_fails_every_request() {
+        let (router, written) = router();
+        let (_, to_call) = waiting(&router, true);
+        router.receive(Ok(json!({"jsonrpc": "2.0", "id": 7, "method": "ping"})));
+        router.receive(Ok(
+            json!({"jsonrpc": "2.0", "id": 8, "method": "tasks/get"}),
+        ));
+        assert_eq!(
+            lock(&written.0).clone(),
+            [
+                json!({"jsonrpc": "2.0", "id": 7, "result": {}}),
+                json!({"jsonrpc": "2.0", "id": 8, "error": {"code": -32601,
+                    "message": "this client does not handle tasks/get"}}),
+            ]
+        );
+        assert!(to_call.try_recv().is_err(), "neither reached the call");
+
+        router.stderr_line("fatal: no config");
+        assert!(!router.receive(Err("the MCP server closed its output".into())));
+        match to_call.try_recv() {
+            Ok(Delivery::Closed(reason)) => assert_eq!(
+                reason,
+                "the MCP server closed its output; the last line it wrote to stderr: fatal: no config"
+            ),
+            other => panic!("{other:?}"),
+        }
+        let (later, _) = mpsc::channel();
+        assert!(router.register(later, true).is_err());
+        // The first reason stays.
+        router.close("its process exited".into());
+        assert!(router
+            .closed()
+            .unwrap()
+            .starts_with("the MCP server closed"));
+    }
+}

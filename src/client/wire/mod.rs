@@ -1,0 +1,248 @@
+//! One exchange on the wire: a request out, its answer in.
+//!
+//! [`Connection`] is the socket shell: `TCP_NODELAY`, timeouts, and noticing
+//! that an idle keep-alive connection was closed by the server. A [`Link`]
+//! holds one and writes each request in one buffer — one `write`, so with
+//! `TCP_NODELAY` it leaves at once and never waits on a delayed ACK.
+//! [`Wire`] sends the client's requests on its link and reads the answer
+//! whichever way the server chose — a JSON body, or an event stream whose
+//! progress notifications go to the caller's callback, and whose server
+//! requests go to the caller's handler and are answered on a second link,
+//! before the response arrives; a stream that ends before the response is
+//! resumed with a `GET` where `resume.rs` says so. A connection is reused
+//! only when its answer was read to the end and the server keeps it open;
+//! any fault drops it, and the next request opens a fresh one.
+//!
+//! `link.rs` holds the connection and one exchange on it; `stream.rs`
+//! reads a POST's answer, JSON or event stream, into an [`Inbox`].
+
+mod link;
+mod stream;
+
+use std::borrow::Cow;
+use std::io::BufReader;
+use std::net::TcpStream;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::client::answer::{self, Answerer, Refusal, ServerRequest};
+use crate::client::call::{CallOptions, LogMessage, Progress};
+use crate::client::error::ClientError;
+use crate::client::http1::{Body, Head};
+use crate::client::rpc::{self, Incoming, Mode};
+use crate::client::Settings;
+
+pub(crate) use link::{drain_for_status, Connection, Link};
+pub(crate) use stream::{deliver, listen, Inbox, Outgoing};
+
+/// The largest response body (or SSE event) the client reads.
+const MAX_RESPONSE_BYTES: usize = 64 << 20;
+
+/// A request's answer: its result, and the `Mcp-Session-Id` header it came with.
+pub(crate) struct Answer {
+    pub(crate) result: Value,
+    pub(crate) session_id: Option<String>,
+}
+
+type Reader = BufReader<TcpStream>;
+
+/// The settings, the connection, and the request counter.
+#[derive(Debug)]
+pub(crate) struct Wire {
+    pub(crate) settings: Settings,
+    pub(crate) link: Link,
+    pub(crate) next_id: u64,
+}
+
+impl Wire {
+    /// Sends a JSON-RPC request and reads its answer (JSON or event stream),
+    /// resuming the event stream when it ends before the response and the
+    /// session allows it (see `resume.rs`), and answering the server's
+    /// requests on the stream (see `answer.rs`).
+    pub(crate) fn request(
+        &mut self,
+        mode: Option<&Mode>,
+        method: &str,
+        params: Map<String, Value>,
+        tool: Option<&str>,
+        options: Option<&mut CallOptions<'_>>,
+    ) -> Result<Answer, ClientError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let Wire { settings, link, .. } = self;
+        let mut listener = Listener {
+            progress: None,
+            log: None,
+            handler: None,
+            settings,
+            mode,
+            answers: Link::default(),
+        };
+        let (timeout, cancel) = match options {
+            Some(options) => {
+                listener.progress = options.on_progress.as_mut().map(|callback| ProgressSink {
+                    token: Value::from(id),
+                    callback: &mut **callback,
+                });
+                listener.handler = options.on_request.as_deref_mut();
+                listener.log = options.on_log.as_deref_mut();
+                (options.timeout, options.cancel.clone())
+            }
+            None => (None, None),
+        };
+        let body = rpc::request_body(
+            mode,
+            &settings.identity,
+            id,
+            method,
+            params,
+            listener.progress.as_ref().map(|sink| &sink.token),
+        );
+        let headers = rpc::mcp_headers(mode, method, tool);
+        let outgoing = Outgoing {
+            mode,
+            headers: &headers,
+            body: &body,
+            timeout,
+            cancel: cancel.as_ref(),
+        };
+        let delivered = deliver(link, settings, &outgoing, &mut CallInbox { id, listener })?;
+        Ok(Answer {
+            result: delivered.answer?,
+            session_id: delivered.session_id,
+        })
+    }
+
+    /// Sends a JSON-RPC notification; the server acknowledges it with 202.
+    pub(crate) fn notify(
+        &mut self,
+        mode: &Mode,
+        method: &str,
+        params: Value,
+    ) -> Result<(), ClientError> {
+        let body = rpc::notification_body(method, params);
+        let headers = rpc::mcp_headers(Some(mode), method, None);
+        self.exchange("POST", &headers, &body, |head, body, _| {
+            drain_for_status(head, body, &[])
+        })
+    }
+
+    /// One exchange on the client's connection, with its timeout and no
+    /// cancel handle (see [`Link::exchange`]).
+    pub(crate) fn exchange<T>(
+        &mut self,
+        verb: &str,
+        mcp_headers: &[(&str, Cow<'_, str>)],
+        body: &[u8],
+        read: impl FnOnce(&Head, &mut Body<'_, Reader>, Duration) -> Result<T, ClientError>,
+    ) -> Result<T, ClientError> {
+        self.link
+            .exchange(&self.settings, verb, mcp_headers, body, None, None, read)
+    }
+}
+
+/// A progress callback and the token it listens for.
+struct ProgressSink<'a, 'b> {
+    token: Value,
+    callback: &'a mut (dyn FnMut(&Progress) + 'b),
+}
+
+/// Who hears what the server sends on a request's stream before the
+/// response: the progress callback, and the handler of the server's
+/// requests, whose answers go out on a connection of their own (`answers`)
+/// because the request's connection is busy carrying the stream.
+struct Listener<'a, 'b> {
+    progress: Option<ProgressSink<'a, 'b>>,
+    log: Option<&'a mut (dyn FnMut(&LogMessage) + 'b)>,
+    handler: Option<&'a mut Answerer<'b>>,
+    settings: &'a Settings,
+    mode: Option<&'a Mode>,
+    answers: Link,
+}
+
+impl Listener<'_, '_> {
+    fn log(&mut self, params: &Value) {
+        if let (Some(callback), Some(message)) =
+            (self.log.as_mut(), LogMessage::from_params(params))
+        {
+            callback(&message);
+        }
+    }
+
+    fn progress(&mut self, params: &Value) {
+        if let Some(sink) = self.progress.as_mut() {
+            if let Some(report) = Progress::for_token(params, &sink.token) {
+                (sink.callback)(&report);
+            }
+        }
+    }
+
+    /// Answers the server's request `id` in the MCP session: the handler's
+    /// answer, or `-32601` without one, so the server is never left waiting.
+    /// A server of 2026-07-28 sends no requests (it asks through
+    /// `input_required`), nor does one answering `initialize`: there is no
+    /// session to answer in, so those are let pass.
+    fn answer(&mut self, id: &Value, request: ServerRequest) -> Result<(), ClientError> {
+        let Some(mode @ Mode::Stateful { .. }) = self.mode else {
+            return Ok(());
+        };
+        let answer = match self.handler.as_mut() {
+            Some(handler) => handler(&request),
+            None => Err(Refusal::unhandled(&request.method)),
+        };
+        let body = answer::response_body(id, answer);
+        let headers = rpc::mcp_headers(Some(mode), "", None);
+        self.answers
+            .exchange(
+                self.settings,
+                "POST",
+                &headers,
+                &body,
+                None,
+                None,
+                |head, body, _| drain_for_status(head, body, &[]),
+            )
+            .map_err(|cause| ClientError::Unanswered {
+                method: request.method,
+                problem: "sending the answer failed".into(),
+                cause: Some(Box::new(cause)),
+            })
+    }
+}
+
+/// The answer to the client's own request `id`: its result or error, with
+/// progress reports and the server's requests handed to `listener` on the way.
+struct CallInbox<'a, 'b> {
+    id: u64,
+    listener: Listener<'a, 'b>,
+}
+
+impl Inbox for CallInbox<'_, '_> {
+    type Answer = Result<Value, ClientError>;
+
+    fn take(&mut self, message: Value, status: u16) -> Result<Option<Self::Answer>, ClientError> {
+        match rpc::classify(message, self.id)? {
+            Incoming::Reply(Ok(result)) => Ok(Some(Ok(result))),
+            Incoming::Reply(Err(fault)) => Ok(Some(Err(rpc::rpc_error(fault, status)))),
+            Incoming::Notification { method, params } if method == "notifications/progress" => {
+                self.listener.progress(&params);
+                Ok(None)
+            }
+            Incoming::Request { id, method, params } => {
+                self.listener
+                    .answer(&id, ServerRequest { method, params })?;
+                Ok(None)
+            }
+            Incoming::Notification { method, params } if method == "notifications/message" => {
+                self.listener.log(&params);
+                Ok(None)
+            }
+            Incoming::Notification { .. } | Incoming::Unrelated => Ok(None),
+        }
+    }
+
+    fn name(&self) -> String {
+        format!("request {}", self.id)
+    }
+}
