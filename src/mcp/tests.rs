@@ -639,3 +639,32 @@ fn a_result_that_breaks_its_output_schema_fails_and_others_pass_unchanged() {
     let declined = checked_outcome(&tool, ToolOutcome::declined("no"));
     assert_eq!(declined, ToolOutcome::declined("no"));
 }
+
+#[test]
+fn accept_ranges_match_exactly_by_family_or_by_any_and_nothing_else() {
+    let stream = "text/event-stream";
+    for accept in [
+        "text/event-stream",
+        "application/json, text/event-stream",
+        "application/json,TEXT/Event-Stream;q=0.5",
+        " \t text/*\x0b ; q=1",
+        "*/*",
+        "image/png, */*;q=0.1",
+    ] {
+        assert!(accepts(accept, stream), "{accept:?}");
+    }
+    for accept in [
+        "",
+        "application/json",
+        "text/event-streams",
+        "text/event",
+        "application/*",
+        "text/event-stream-x, image/*",
+        "*/json",
+        "text/*x",
+    ] {
+        assert!(!accepts(accept, stream), "{accept:?}");
+    }
+    assert!(accepts("application/*", "application/json"));
+    assert!(!accepts("text/*", "application/json"));
+}
