@@ -46,7 +46,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use toolhost::client::{CallOptions, Client, ClientError, Era};
 use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome, DEFAULT_WORKERS};
-use toolhost_tests::bench_host::{echo_tools, serve_alone};
+use toolhost_tests::bench_host::{echo_only, echo_tools, serve_alone};
 use toolhost_tests::load::{Answer, Histogram, LoadConn, LoadSession};
 use toolhost_tests::process;
 
@@ -71,6 +71,8 @@ fn main() {
         serve_alone()
     } else if let Some(at) = args.iter().position(|a| a == "--profile") {
         profile(&args[at + 1..])
+    } else if let Some(at) = args.iter().position(|a| a == "--first-call") {
+        first_calls_only(&args[at + 1..])
     } else {
         drive()
     };
@@ -80,10 +82,11 @@ fn main() {
     }
 }
 
-/// `--profile toolhost|floor [stateful|stateless] [N]`: both servers and N
-/// echo calls in this one process, nothing timed — for counting
-/// instructions per call with `valgrind --tool=callgrind` (see
-/// BENCHMARKS.md).
+/// `--profile toolhost|floor [stateful|stateless] [N] [fresh]`: both
+/// servers and N echo calls in this one process, nothing timed — for
+/// counting instructions per call with `valgrind --tool=callgrind` (see
+/// BENCHMARKS.md). With `fresh`, N first calls instead: a fresh client
+/// each, which lists the tools, calls `echo` and closes.
 fn profile(args: &[String]) -> Fallible<()> {
     let target = match args.first().map(String::as_str) {
         Some("floor") => Target::Floor,
@@ -97,6 +100,7 @@ fn profile(args: &[String]) -> Fallible<()> {
         _ => Era::Stateful,
     };
     let calls: usize = args.get(2).and_then(|n| n.parse().ok()).unwrap_or(2000);
+    let args_fresh = args.get(3).is_some_and(|a| a == "fresh");
     let host = ToolHost::bind(HostConfig::default().server_name("roundtrip"))?;
     let session = host.open_session(echo_tools()?);
     let auth = session.authorization();
@@ -104,13 +108,24 @@ fn profile(args: &[String]) -> Fallible<()> {
         toolhost: Endpoint::new(&session.url(), &auth, std::process::id())?,
         floor: Endpoint::new(&floor(DEFAULT_WORKERS)?, &auth, std::process::id())?,
         many_auth: String::new(),
+        echo_only_auth: String::new(),
         workers: DEFAULT_WORKERS as u64,
         bytes_per_session: None,
         bytes_per_session_own_surface: None,
         churn_per_s: f64::NAN,
     };
-    let mut client = servers.client(target, era)?;
     let args = json!({"text": "hello"});
+    if args_fresh {
+        for _ in 0..calls {
+            let mut client = servers.client(target, era)?;
+            client.list_tools()?;
+            client.call_tool("echo", args.clone())?;
+            client.close()?;
+        }
+        eprintln!("{calls} first calls of fresh clients to {}", target.name());
+        return Ok(());
+    }
+    let mut client = servers.client(target, era)?;
     for _ in 0..calls {
         client.call_tool("echo", args.clone())?;
     }
@@ -261,6 +276,7 @@ fn serve() -> Fallible<()> {
     let churn_per_s = churn(&host, &shared);
     let echo = host.open_session(Arc::clone(&shared));
     let many = host.open_session(many_tools()?);
+    let lone = host.open_session(echo_only()?);
     let floor_url = floor(DEFAULT_WORKERS)?;
     println!(
         "{}",
@@ -268,6 +284,7 @@ fn serve() -> Fallible<()> {
             "toolhost": echo.url(),
             "auth": echo.authorization(),
             "many_auth": many.authorization(),
+            "echo_only_auth": lone.authorization(),
             "floor": floor_url,
             "workers": DEFAULT_WORKERS,
             "bytes_per_session": bytes_shared,
@@ -322,6 +339,8 @@ struct Servers {
     toolhost: Endpoint,
     floor: Endpoint,
     many_auth: String,
+    /// A session that lists `echo` alone, as the floor does.
+    echo_only_auth: String,
     workers: u64,
     bytes_per_session: Option<u64>,
     bytes_per_session_own_surface: Option<u64>,
@@ -528,6 +547,91 @@ fn first_call(servers: &Servers, target: Target) -> Fallible<f64> {
     Ok(elapsed.as_secs_f64() * 1000.0)
 }
 
+/// `--first-call [N]`: only the first calls, N per server (default
+/// [`FIRST_CALLS`]), alternating, each step timed on its own: connecting
+/// with the handshake (`initialize`, `initialized`), `tools/list`,
+/// `tools/call`, and after them (the bench leaves both out) a second
+/// `tools/call` and the `DELETE`. Toolhost is timed twice: with the session the bench
+/// uses (three tools) and with one that lists `echo` alone, as the floor
+/// does. Medians, µs.
+fn first_calls_only(args: &[String]) -> Fallible<()> {
+    const STEPS: [&str; 6] = [
+        "connect, initialize, initialized",
+        "tools/list",
+        "tools/call",
+        "first call (the bench's)",
+        "a second tools/call",
+        "DELETE",
+    ];
+    let calls = args
+        .first()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(FIRST_CALLS);
+    let (pinned, pinning) = pin_self();
+    let (mut child, said) = start_child("--serve", pinned)?;
+    let servers = read_servers(&child, &said)?;
+    if args.get(1).is_some_and(|a| a == "after-load") {
+        for era in [Era::Stateful, Era::Stateless] {
+            for conns in CONCURRENCY {
+                for target in [Target::Toolhost, Target::Floor] {
+                    run_cell(servers.endpoint(target), era, conns, Duration::from_secs(1))?;
+                }
+            }
+        }
+        println!("after one round of load cells");
+    }
+    let lone = Endpoint::new(&servers.toolhost.url, &servers.echo_only_auth, child.id())?;
+    let endpoints = [
+        ("toolhost, 3 tools", &servers.toolhost),
+        ("toolhost, echo alone", &lone),
+        ("floor, echo alone", &servers.floor),
+    ];
+    println!("placement: {pinning}; load average {}", load_average());
+    let mut times = endpoints.map(|_| STEPS.map(|_| Vec::with_capacity(calls)));
+    for _ in 0..calls {
+        for (slot, (_, endpoint)) in endpoints.iter().enumerate() {
+            let started = Instant::now();
+            let mut client = endpoint.client(Era::Stateful)?;
+            let connected = Instant::now();
+            client.list_tools()?;
+            let listed = Instant::now();
+            client.call_tool("echo", json!({"text": "hello"}))?;
+            let called = Instant::now();
+            client.call_tool("echo", json!({"text": "hello"}))?;
+            let again = Instant::now();
+            client.close()?;
+            let closed = Instant::now();
+            let marks = [
+                connected - started,
+                listed - connected,
+                called - listed,
+                called - started,
+                again - called,
+                closed - again,
+            ];
+            for (step, mark) in marks.into_iter().enumerate() {
+                times[slot][step].push(mark.as_secs_f64() * 1e6);
+            }
+        }
+    }
+    println!(
+        "first call by step, median of {calls} per server, µs: {}",
+        endpoints.map(|(name, _)| name).join(" | ")
+    );
+    for (step, name) in STEPS.into_iter().enumerate() {
+        let cells = times.each_mut().map(|server| median(&mut server[step]));
+        let [three, alone, floor] = cells;
+        println!(
+            "  {name:33} {three:6.1} | {alone:6.1} | {floor:6.1}   ratio {:.3} | {:.3}",
+            three / floor,
+            alone / floor
+        );
+    }
+    drop(child.stdin.take());
+    child.wait()?;
+    Ok(())
+}
+
 /// Calls `tool` asking for progress; the time to the result and the gaps
 /// between events (and from the last event to the result), in ms.
 fn progress_call(client: &mut Client, tool: &str) -> Fallible<(f64, Vec<f64>)> {
@@ -627,6 +731,7 @@ fn read_servers(child: &Child, v: &Value) -> Fallible<Servers> {
         toolhost: Endpoint::new(&text(v, "toolhost")?, &auth, child.id())?,
         floor: Endpoint::new(&text(v, "floor")?, &auth, child.id())?,
         many_auth: text(v, "many_auth")?,
+        echo_only_auth: text(v, "echo_only_auth")?,
         workers: v["workers"].as_u64().unwrap_or(0),
         bytes_per_session: v["bytes_per_session"].as_u64(),
         bytes_per_session_own_surface: v["bytes_per_session_own_surface"].as_u64(),

@@ -28,20 +28,21 @@ pub fn serve_alone() -> Result<(), Box<dyn std::error::Error>> {
 /// then an answer) and `progress3_spaced` (the same with 1 ms of work
 /// before each).
 pub fn echo_tools() -> Result<StaticSurface, toolhost::Error> {
-    StaticSurface::new()
+    echo_only()?
         .tool(
-            Tool::new("echo", "Echoes text.").input_schema(json!({
-                "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})),
-            |args, _| ToolOutcome::text(args["text"].as_str().unwrap_or_default()),
+            Tool::new("progress3", "Reports three steps, then answers."),
+            |_, ctx| {
+                for step in 1..=3 {
+                    ctx.progress(f64::from(step), Some(3.0), None);
+                }
+                ToolOutcome::text("hello")
+            },
         )?
-        .tool(Tool::new("progress3", "Reports three steps, then answers."), |_, ctx| {
-            for step in 1..=3 {
-                ctx.progress(f64::from(step), Some(3.0), None);
-            }
-            ToolOutcome::text("hello")
-        })?
         .tool(
-            Tool::new("progress3_spaced", "Works 1 ms before each of three steps and the answer."),
+            Tool::new(
+                "progress3_spaced",
+                "Works 1 ms before each of three steps and the answer.",
+            ),
             |_, ctx| {
                 for step in 1..=3 {
                     thread::sleep(Duration::from_millis(1));
@@ -51,4 +52,14 @@ pub fn echo_tools() -> Result<StaticSurface, toolhost::Error> {
                 ToolOutcome::text("hello")
             },
         )
+}
+
+/// `echo` alone: the one tool the floor lists, so that a first call's
+/// `tools/list` carries the same tool from both servers.
+pub fn echo_only() -> Result<StaticSurface, toolhost::Error> {
+    StaticSurface::new().tool(
+        Tool::new("echo", "Echoes text.").input_schema(json!({
+            "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})),
+        |args, _| ToolOutcome::text(args["text"].as_str().unwrap_or_default()),
+    )
 }
