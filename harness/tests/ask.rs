@@ -204,16 +204,39 @@ fn a_client_without_the_capability_is_not_asked() {
     );
 }
 
+/// Reads the next message of `events`, which must be the schema-valid
+/// cancellation of question `id`; returns its reason.
+fn cancellation_of(events: &mut EventStream, id: &Value) -> String {
+    let notice = events.next_message().expect("the question's cancellation");
+    schema::assert_valid("2025-11-25", "JSONRPCNotification", &notice);
+    schema::assert_valid("2025-11-25", "CancelledNotification", &notice);
+    assert_eq!(notice["method"], "notifications/cancelled");
+    assert_eq!(&notice["params"]["requestId"], id, "{notice}");
+    notice["params"]["reason"].as_str().unwrap().to_owned()
+}
+
 #[test]
-fn cancellation_and_session_drop_wake_a_waiting_handler() {
+fn cancellation_and_session_drop_wake_a_waiting_handler_and_withdraw_its_question() {
     let (host, session, seen) = host(HostConfig::default());
     let mut client = stateful(&host, &session, json!({"elicitation": {}}));
     let mut events = start_call(&host, &session, &client, "greet");
-    events.next_message().unwrap();
+    let id = events.next_message().unwrap()["id"].clone();
     client.post(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 50, "reason": "stop"}}));
     assert_eq!(
         seen.recv_timeout(Duration::from_secs(10)).unwrap(),
         Err(AskError::Cancelled("stop".into()))
+    );
+    let reason = cancellation_of(&mut events, &id);
+    assert_eq!(reason, "the tool call was cancelled: stop");
+    assert_eq!(
+        events.next_item(),
+        Item::End,
+        "a call its client cancelled gets no result"
+    );
+    assert_eq!(
+        answer(&mut client, &id, json!({"action": "decline"})),
+        400,
+        "a late answer to the withdrawn question is refused like an unknown id"
     );
 
     let mut events = start_call(&host, &session, &client, "greet");
@@ -224,6 +247,10 @@ fn cancellation_and_session_drop_wake_a_waiting_handler() {
         Err(AskError::Cancelled("the session was closed".into()))
     );
     assert_eq!(
+        cancellation_of(&mut events, &id),
+        "the tool call was cancelled: the session was closed"
+    );
+    assert_eq!(
         answer(&mut client, &id, json!({"action": "decline"})),
         401,
         "late answers meet a dead bearer"
@@ -231,18 +258,64 @@ fn cancellation_and_session_drop_wake_a_waiting_handler() {
 }
 
 #[test]
-fn the_call_deadline_wakes_a_waiting_handler() {
+fn the_call_deadline_withdraws_the_open_question_before_the_timeout_answer() {
     let (host, session, seen) =
-        host(HostConfig::default().call_timeout(Duration::from_millis(100)));
-    let client = stateful(&host, &session, json!({"elicitation": {}}));
+        host(HostConfig::default().call_timeout(Duration::from_millis(300)));
+    let mut client = stateful(&host, &session, json!({"elicitation": {}}));
     let mut events = start_call(&host, &session, &client, "greet");
-    events.next_message().unwrap();
+    let id = events.next_message().unwrap()["id"].clone();
+    assert_eq!(
+        cancellation_of(&mut events, &id),
+        "the tool call's deadline passed"
+    );
     let last = events.next_message().unwrap();
+    assert_eq!(last["id"], 50);
     assert_eq!(
         last["result"]["isError"], true,
-        "the client got the timeout"
+        "the client got the timeout after the cancellation"
     );
     assert!(seen.recv_timeout(Duration::from_secs(10)).unwrap().is_err());
+    assert_eq!(
+        answer(&mut client, &id, json!({"action": "decline"})),
+        400,
+        "a late answer is refused like an unknown id"
+    );
+}
+
+#[test]
+fn an_answered_question_is_never_cancelled_even_when_the_deadline_follows() {
+    let host =
+        ToolHost::bind(HostConfig::default().call_timeout(Duration::from_millis(400))).unwrap();
+    let surface = StaticSurface::new()
+        .tool(
+            Tool::new("greet_then_wait", "Asks, then works past the deadline."),
+            |_, ctx| {
+                let answer = ctx.elicit("What is your name?", name_form());
+                while !ctx.is_cancelled() {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                ToolOutcome::text(format!("{answer:?}"))
+            },
+        )
+        .unwrap();
+    let session = host.open_session(surface);
+    let mut client = stateful(&host, &session, json!({"elicitation": {}}));
+    let mut events = start_call(&host, &session, &client, "greet_then_wait");
+    let id = events.next_message().unwrap()["id"].clone();
+    assert_eq!(
+        answer(
+            &mut client,
+            &id,
+            json!({"action": "accept", "content": {"name": "Ada"}})
+        ),
+        202
+    );
+    let last = events.next_message().unwrap();
+    assert_eq!(
+        last["id"], 50,
+        "the timeout answer comes with no cancellation of the answered question: {last}"
+    );
+    assert_eq!(last["result"]["isError"], true);
 }
 
 fn stateless_call(

@@ -419,6 +419,27 @@ pub(crate) fn next_ask_id() -> String {
     format!("toolhost-ask-{}", NEXT_ASK.fetch_add(1, Ordering::SeqCst))
 }
 
+/// Why the questions of a call whose deadline passed are abandoned.
+pub(crate) const DEADLINE_PASSED: &str = "the tool call's deadline passed";
+
+/// The notification that tells the client question `id` is abandoned:
+/// MCP's `notifications/cancelled`, which the sender of a request may send
+/// for it while it is in flight (every stateful revision has it).
+pub(crate) fn abandoned_notice(id: &str, reason: &str) -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+           "params": {"requestId": id, "reason": reason}})
+}
+
+/// What the client is told when a question is given up because of `err`.
+fn abandon_reason(err: &AskError) -> String {
+    match err {
+        AskError::Cancelled(reason) if reason.is_empty() => "the tool call was cancelled".into(),
+        AskError::Cancelled(reason) => format!("the tool call was cancelled: {reason}"),
+        AskError::TimedOut => DEADLINE_PASSED.into(),
+        other => format!("the tool stopped waiting for the answer: {other}"),
+    }
+}
+
 impl Asking {
     /// 2026-07-28: answers for the questions, from this round's responses
     /// and earlier rounds'; `InputRequired` when any is missing (all the
@@ -466,7 +487,9 @@ impl Asking {
 const ASK_POLL: Duration = Duration::from_millis(20);
 
 /// Stateful revisions: sends the questions on the call's stream and waits
-/// for every answer, waking for cancellation and the deadline.
+/// for every answer, waking for cancellation and the deadline. A question given up before its answer
+/// — however the wait ended — is cancelled on the stream (see
+/// [`CallLink::abandon`]), so the client stops asking its user or model.
 pub(crate) fn on_stream(
     link: &dyn CallLink,
     cancel: &Cancellation,
@@ -474,9 +497,10 @@ pub(crate) fn on_stream(
     requests: Vec<InputRequest>,
 ) -> Result<Vec<Value>, AskError> {
     let mut waiting = Vec::with_capacity(requests.len());
-    let forget = |waiting: &[(String, mpsc::Receiver<Answer>, InputRequest)]| {
+    let give_up = |waiting: &[(String, mpsc::Receiver<Answer>, InputRequest)], err: &AskError| {
+        let reason = abandon_reason(err);
         for (id, _, _) in waiting {
-            link.forget_answer(id);
+            link.abandon(id, &reason);
         }
     };
     for request in requests {
@@ -484,24 +508,26 @@ pub(crate) fn on_stream(
         let answer = link.expect_answer(&id);
         let message = json!({"jsonrpc": "2.0", "id": id, "method": request.method(),
                              "params": request.params()});
-        waiting.push((id, answer, request));
+        waiting.push((id.clone(), answer, request));
         let sent = if cancel.is_cancelled() {
             Err(Gone::CLOSED)
         } else {
-            link.send(&message)
+            link.ask(&id, &message)
         };
         if let Err(Gone(reason)) = sent {
-            forget(&waiting);
+            give_up(&waiting, &AskError::Disconnected);
             cancel.cancel(reason, true);
             return Err(AskError::Disconnected);
         }
     }
     let mut answers = Vec::with_capacity(waiting.len());
-    for (id, answer, request) in &waiting {
+    for at in 0..waiting.len() {
+        let (id, answer, request) = &waiting[at];
         match await_answer(cancel, deadline, answer, request) {
             Ok(value) => answers.push(value),
             Err(err) => {
-                forget(&waiting);
+                // This one and the ones after it; those before were answered.
+                give_up(&waiting[at..], &err);
                 return Err(err);
             }
         }

@@ -185,6 +185,13 @@ impl CallContext {
     /// results: an elicitation's `{action, content}`, a `CreateMessageResult`,
     /// a `ListRootsResult`). In 2026-07-28 the client gets all the
     /// unanswered ones in one `input_required` round.
+    ///
+    /// In the stateful revisions a question the handler stops waiting for
+    /// before its answer — the call was cancelled, its deadline passed, or
+    /// another question of the same `ask` failed — is cancelled on the
+    /// call's stream (`notifications/cancelled` naming it, with the
+    /// reason), so the client stops asking its user or model; an answer
+    /// that comes after that is refused like one to an unknown id.
     pub fn ask(&self, requests: Vec<InputRequest>) -> Result<Vec<Value>, AskError> {
         for request in &requests {
             let capability = request.capability();
