@@ -10,7 +10,7 @@ use toolhost::{
     AskError, Elicitation, HostConfig, InputRequest, StaticSurface, Tool, ToolHost, ToolOutcome,
     ToolSession,
 };
-use toolhost_tests::{schema, Conn, EventStream, Item, McpClient};
+use toolhost_tests::{call_stream, schema, Conn, EventStream, Item, McpClient};
 
 fn name_form() -> Value {
     json!({"type": "object", "properties": {"name": {"type": "string", "minLength": 1}}, "required": ["name"]})
@@ -65,23 +65,20 @@ fn stateful(host: &ToolHost, session: &ToolSession, capabilities: Value) -> McpC
     client
 }
 
-/// Starts `tool` on a raw connection and returns its event stream.
+/// Starts `tool` as request 50 on a raw connection and returns its event
+/// stream.
 fn start_call(
     host: &ToolHost,
     session: &ToolSession,
     client: &McpClient,
     tool: &str,
 ) -> EventStream {
-    let body = json!({"jsonrpc": "2.0", "id": 50, "method": "tools/call", "params": {"name": tool, "arguments": {}}}).to_string();
-    EventStream::open(
-        host.local_addr(),
-        &format!(
-            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nMcp-Session-Id: {}\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
-            host.local_addr(),
-            session.authorization(),
-            client.session_id.as_deref().unwrap(),
-            body.len()
-        ),
+    call_stream(
+        host,
+        session,
+        client.session_id.as_deref().unwrap(),
+        50,
+        tool,
     )
 }
 
@@ -204,17 +201,6 @@ fn a_client_without_the_capability_is_not_asked() {
     );
 }
 
-/// Reads the next message of `events`, which must be the schema-valid
-/// cancellation of question `id`; returns its reason.
-fn cancellation_of(events: &mut EventStream, id: &Value) -> String {
-    let notice = events.next_message().expect("the question's cancellation");
-    schema::assert_valid("2025-11-25", "JSONRPCNotification", &notice);
-    schema::assert_valid("2025-11-25", "CancelledNotification", &notice);
-    assert_eq!(notice["method"], "notifications/cancelled");
-    assert_eq!(&notice["params"]["requestId"], id, "{notice}");
-    notice["params"]["reason"].as_str().unwrap().to_owned()
-}
-
 #[test]
 fn cancellation_and_session_drop_wake_a_waiting_handler_and_withdraw_its_question() {
     let (host, session, seen) = host(HostConfig::default());
@@ -226,7 +212,7 @@ fn cancellation_and_session_drop_wake_a_waiting_handler_and_withdraw_its_questio
         seen.recv_timeout(Duration::from_secs(10)).unwrap(),
         Err(AskError::Cancelled("stop".into()))
     );
-    let reason = cancellation_of(&mut events, &id);
+    let reason = events.cancellation_of(&id);
     assert_eq!(reason, "the tool call was cancelled: stop");
     assert_eq!(
         events.next_item(),
@@ -247,7 +233,7 @@ fn cancellation_and_session_drop_wake_a_waiting_handler_and_withdraw_its_questio
         Err(AskError::Cancelled("the session was closed".into()))
     );
     assert_eq!(
-        cancellation_of(&mut events, &id),
+        events.cancellation_of(&id),
         "the tool call was cancelled: the session was closed"
     );
     assert_eq!(
@@ -265,7 +251,7 @@ fn the_call_deadline_withdraws_the_open_question_before_the_timeout_answer() {
     let mut events = start_call(&host, &session, &client, "greet");
     let id = events.next_message().unwrap()["id"].clone();
     assert_eq!(
-        cancellation_of(&mut events, &id),
+        events.cancellation_of(&id),
         "the tool call's deadline passed"
     );
     let last = events.next_message().unwrap();
@@ -274,7 +260,12 @@ fn the_call_deadline_withdraws_the_open_question_before_the_timeout_answer() {
         last["result"]["isError"], true,
         "the client got the timeout after the cancellation"
     );
-    assert!(seen.recv_timeout(Duration::from_secs(10)).unwrap().is_err());
+    let waited = seen.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(
+        matches!(&waited, Err(AskError::TimedOut))
+            || waited == Err(AskError::Cancelled("the call's deadline passed".into())),
+        "the handler hears of the deadline, not of a lost stream: {waited:?}"
+    );
     assert_eq!(
         answer(&mut client, &id, json!({"action": "decline"})),
         400,

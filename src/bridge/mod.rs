@@ -76,6 +76,10 @@ const RETRY: Duration = Duration::from_secs(1);
 /// cancellation to the server; relays the server's questions
 /// (elicitation, sampling, roots) to the agent when the agent declared the
 /// capability and speaks a stateful revision, and refuses them otherwise;
+/// relays the server's withdrawal of such a question (its
+/// `notifications/cancelled`) to the agent as the cancellation of the
+/// relayed one, and the host's own abandonment of it (the agent's call
+/// cancelled, its deadline passed) as well;
 /// and passes the result through unchanged ([`ToolOutcome::relayed`]). A
 /// server that fails or is gone gives the agent a tool error that says so,
 /// and the event hook the detail; the session's other tools keep serving.
@@ -651,8 +655,8 @@ impl Inner {
     }
 }
 
-/// Puts the server's question to the agent when the agent can answer it;
-/// refuses it otherwise.
+/// Puts the server's question to the agent when the agent can answer it,
+/// until the server withdraws it; refuses it otherwise.
 fn ask_agent(ctx: &CallContext, request: &ServerRequest) -> Result<Value, Refusal> {
     if ctx.revision().is_stateless() {
         // A 2026-07-28 agent answers by calling again, which would forward
@@ -667,11 +671,10 @@ fn ask_agent(ctx: &CallContext, request: &ServerRequest) -> Result<Value, Refusa
             request.method
         )));
     };
-    match ctx.ask(vec![question]) {
-        Ok(mut answers) if !answers.is_empty() => Ok(answers.remove(0)),
-        Ok(_) => Err(Refusal::new("the agent gave no answer")),
-        Err(err) => Err(Refusal::new(err.to_string())),
-    }
+    // The server may withdraw its question while the agent thinks: the
+    // wait then ends, the agent is told, and the refusal is not sent.
+    ctx.ask_relayed(question, &|| request.withdrawn())
+        .map_err(|err| Refusal::new(err.to_string()))
 }
 
 /// The server's tool as this host lists it: the exposed name, with the

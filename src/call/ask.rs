@@ -5,8 +5,11 @@
 //!
 //! - **Stateful revisions**: the request goes out on the call's event
 //!   stream with a fresh id; the handler blocks until the client POSTs the
-//!   answer (any worker routes it here), the call is cancelled, or its
-//!   deadline passes.
+//!   answer (any worker routes it here), the call is cancelled, its
+//!   deadline passes, or (for a question relayed from another server) that
+//!   server withdraws it. A question given up before its answer is
+//!   cancelled on the stream (`notifications/cancelled`), so the client
+//!   stops asking its user or model for an answer nobody will read.
 //! - **2026-07-28** (multi round-trip requests): nothing can wait across
 //!   requests, so the host *re-runs* the handler. An ask the request has no
 //!   answer for ends the run with [`AskError::InputRequired`]; the host
@@ -277,6 +280,13 @@ pub enum AskError {
     InvalidRequest(String),
     /// The response stream is gone, so the question could not be sent.
     Disconnected,
+    /// Whoever the question was put on behalf of withdrew it before the
+    /// client answered: a bridged MCP server
+    /// ([`McpServerLayer`](crate::McpServerLayer)) cancelled the question
+    /// it had asked, and the bridge relayed. The client was told
+    /// (`notifications/cancelled`); the reason is the server's, or empty.
+    /// Only relayed questions end this way.
+    Withdrawn(String),
 }
 
 impl fmt::Display for AskError {
@@ -299,6 +309,13 @@ impl fmt::Display for AskError {
             AskError::InvalidResponse(why) => write!(f, "the client's answer is invalid: {why}"),
             AskError::InvalidRequest(why) => write!(f, "the question cannot be sent: {why}"),
             AskError::Disconnected => f.write_str("the client's response stream is gone"),
+            AskError::Withdrawn(reason) if reason.is_empty() => {
+                f.write_str("the question was withdrawn before the client answered")
+            }
+            AskError::Withdrawn(reason) => write!(
+                f,
+                "the question was withdrawn before the client answered: {reason}"
+            ),
         }
     }
 }
@@ -436,9 +453,19 @@ fn abandon_reason(err: &AskError) -> String {
         AskError::Cancelled(reason) if reason.is_empty() => "the tool call was cancelled".into(),
         AskError::Cancelled(reason) => format!("the tool call was cancelled: {reason}"),
         AskError::TimedOut => DEADLINE_PASSED.into(),
+        AskError::Withdrawn(reason) if reason.is_empty() => {
+            "the question was withdrawn by the MCP server that asked it".into()
+        }
+        AskError::Withdrawn(reason) => {
+            format!("the question was withdrawn by the MCP server that asked it: {reason}")
+        }
         other => format!("the tool stopped waiting for the answer: {other}"),
     }
 }
+
+/// Says, when polled, whether a relayed question was withdrawn by whoever
+/// it was asked for, and why (possibly empty).
+pub(crate) type Withdrawn<'a> = &'a dyn Fn() -> Option<String>;
 
 impl Asking {
     /// 2026-07-28: answers for the questions, from this round's responses
@@ -487,7 +514,8 @@ impl Asking {
 const ASK_POLL: Duration = Duration::from_millis(20);
 
 /// Stateful revisions: sends the questions on the call's stream and waits
-/// for every answer, waking for cancellation and the deadline. A question given up before its answer
+/// for every answer, waking for cancellation, the deadline and (for a
+/// relayed question) its withdrawal. A question given up before its answer
 /// — however the wait ended — is cancelled on the stream (see
 /// [`CallLink::abandon`]), so the client stops asking its user or model.
 pub(crate) fn on_stream(
@@ -495,6 +523,7 @@ pub(crate) fn on_stream(
     cancel: &Cancellation,
     deadline: Option<Instant>,
     requests: Vec<InputRequest>,
+    withdrawn: Option<Withdrawn<'_>>,
 ) -> Result<Vec<Value>, AskError> {
     let mut waiting = Vec::with_capacity(requests.len());
     let give_up = |waiting: &[(String, mpsc::Receiver<Answer>, InputRequest)], err: &AskError| {
@@ -523,7 +552,7 @@ pub(crate) fn on_stream(
     let mut answers = Vec::with_capacity(waiting.len());
     for at in 0..waiting.len() {
         let (id, answer, request) = &waiting[at];
-        match await_answer(cancel, deadline, answer, request) {
+        match await_answer(cancel, deadline, answer, request, withdrawn) {
             Ok(value) => answers.push(value),
             Err(err) => {
                 // This one and the ones after it; those before were answered.
@@ -536,12 +565,14 @@ pub(crate) fn on_stream(
     Ok(answers)
 }
 
-/// Waits for one answer, waking for cancellation and the deadline.
+/// Waits for one answer, waking for cancellation, the deadline and the
+/// question's withdrawal.
 fn await_answer(
     cancel: &Cancellation,
     deadline: Option<Instant>,
     answer: &mpsc::Receiver<Answer>,
     request: &InputRequest,
+    withdrawn: Option<Withdrawn<'_>>,
 ) -> Result<Value, AskError> {
     loop {
         if cancel.is_cancelled() {
@@ -549,6 +580,9 @@ fn await_answer(
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
             return Err(AskError::TimedOut);
+        }
+        if let Some(reason) = withdrawn.and_then(|withdrawn| withdrawn()) {
+            return Err(AskError::Withdrawn(reason));
         }
         match answer.recv_timeout(ASK_POLL) {
             Ok(Ok(value)) => {
@@ -562,7 +596,15 @@ fn await_answer(
                 })
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => return Err(AskError::Disconnected),
+            // The deadline gives the question up before it cancels the
+            // call: that is a timeout, not a lost stream.
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(if deadline.is_some_and(|d| Instant::now() >= d) {
+                    AskError::TimedOut
+                } else {
+                    AskError::Disconnected
+                })
+            }
         }
     }
 }

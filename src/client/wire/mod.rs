@@ -231,7 +231,7 @@ impl Inbox for CallInbox<'_, '_> {
             }
             Incoming::Request { id, method, params } => {
                 self.listener
-                    .answer(&id, ServerRequest { method, params })?;
+                    .answer(&id, ServerRequest::new(method, params))?;
                 Ok(None)
             }
             Incoming::Notification { method, params } if method == "notifications/message" => {
