@@ -125,15 +125,25 @@ pub fn asking_remote(deadline: Duration) -> (ToolHost, ToolSession, Asked) {
     (host, session, asked)
 }
 
-/// Checks, as an agent of `session` (a gateway whose layer `remote` is an
-/// [`asking_remote`] host) that declared elicitation, that the server's
-/// withdrawal of its question reaches the agent: the question relayed, the
-/// remote deadline passing while nobody answers, the relayed question
-/// cancelled (`notifications/cancelled` naming its id, with the server's
-/// reason) before the call's result, and a late answer refused. And its
-/// negative: a question answered in time is never cancelled, and the
-/// answer reaches the remote handler.
-pub fn check_withdrawal_relayed(host: &ToolHost, session: &ToolSession, asked: &Asked) {
+/// Checks, as an agent that declared elicitation, of a gateway whose layer
+/// (`layer`, named `remote`) bridges an [`asking_remote`] host, that the
+/// server's withdrawal of its question reaches the agent: the question
+/// relayed, the remote deadline passing while nobody answers, the relayed
+/// question cancelled (`notifications/cancelled` naming its id, with the
+/// server's reason) before the call's result, and a late answer refused.
+/// And its negative: a question answered in time is never cancelled, and
+/// the answer reaches the remote handler.
+pub fn check_withdrawal_relayed(layer: McpServerLayer, asked: &Asked) {
+    // A deadline of its own, so that a withdrawal lost on the way fails
+    // the check (a cancellation for the wrong reason) instead of hanging.
+    let local_host = ToolHost::bind(
+        HostConfig::default()
+            .keep_alive(Duration::from_secs(60))
+            .call_timeout(Duration::from_secs(20)),
+    )
+    .unwrap();
+    let session = local_host.open_session(gateway(layer));
+    let (host, session) = (&local_host, &session);
     let mut agent = McpClient::for_session(host, session);
     agent.initialize_with("2025-11-25", json!({"elicitation": {}}));
     let mcp_session = agent.session_id.clone().unwrap();

@@ -613,7 +613,9 @@ impl Inner {
                 Some(logger) => ctx.log_as(message.level, logger, message.data.clone()),
                 None => ctx.log(message.level, message.data.clone()),
             })
-            .on_request(|request| ask_agent(ctx, request));
+            // Beside the stream, so that the server's withdrawal of a
+            // question is seen while the agent is still being asked.
+            .on_request_beside_stream(|request| ask_agent(ctx, request));
         if let Some(deadline) = ctx.deadline() {
             options = options.timeout(deadline.saturating_duration_since(Instant::now()));
         }

@@ -80,8 +80,12 @@ impl ServerRequest {
     /// waits on someone (a user, a model, another client) may stop
     /// waiting and return at once.
     ///
-    /// A stdio server's withdrawal is always seen; over HTTP only while
-    /// the call's stream is being read, that is between questions.
+    /// A stdio server's withdrawal is seen at once, since the client reads
+    /// the server's output on a thread of its own. Over Streamable HTTP the
+    /// call's event stream is not read while an
+    /// [`on_request`](super::CallOptions::on_request) handler runs, so
+    /// there this stays `None` (toolhost's own bridge answers beside the
+    /// stream, and sees it).
     ///
     /// ```
     /// use std::time::Duration;
@@ -185,6 +189,12 @@ pub(crate) type Answerer<'a> = dyn FnMut(&ServerRequest) -> Result<Value, Refusa
 
 /// The answering function a call's options own.
 pub(crate) type RequestHandler<'a> = Box<Answerer<'a>>;
+
+/// An answering function that may run on a thread of its own, one per
+/// question, while the call's event stream keeps being read (`wire.rs`):
+/// how a handler over HTTP sees [`ServerRequest::withdrawn`].
+pub(crate) type SharedHandler<'a> =
+    Arc<dyn Fn(&ServerRequest) -> Result<Value, Refusal> + Send + Sync + 'a>;
 
 /// The JSON-RPC response to the server's request `id` (stateful revisions).
 pub(crate) fn response_body(id: &Value, answer: Result<Value, Refusal>) -> Vec<u8> {
