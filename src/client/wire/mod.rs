@@ -123,30 +123,12 @@ impl Wire {
             cancel: cancel.as_ref(),
         };
         let delivered = match &shared {
-            None => deliver(
-                link,
-                settings,
-                &outgoing,
-                &mut CallInbox {
-                    id,
-                    listener,
-                    beside: None,
-                },
-            ),
+            None => deliver_call(link, settings, &outgoing, id, listener, None),
             // The scope joins the threads of the questions, each withdrawn
             // by then (the inbox, and its `Beside`, drop first).
             Some((handler, mode)) => thread::scope(|scope| {
                 let beside = Beside::new(scope, handler, settings, mode);
-                deliver(
-                    link,
-                    settings,
-                    &outgoing,
-                    &mut CallInbox {
-                        id,
-                        listener,
-                        beside: Some(beside),
-                    },
-                )
+                deliver_call(link, settings, &outgoing, id, listener, Some(beside))
             }),
         }?;
         Ok(Answer {
@@ -181,6 +163,25 @@ impl Wire {
         self.link
             .exchange(&self.settings, verb, mcp_headers, body, None, None, read)
     }
+}
+
+/// Sends the client's request `id` and reads its answer, with what comes
+/// before it handed to `listener` — or the server's questions to `beside`,
+/// when the call answers them there.
+fn deliver_call(
+    link: &mut Link,
+    settings: &Settings,
+    outgoing: &Outgoing<'_>,
+    id: u64,
+    listener: Listener<'_, '_>,
+    beside: Option<Beside<'_, '_>>,
+) -> Result<stream::Delivered<Result<Value, ClientError>>, ClientError> {
+    let mut inbox = CallInbox {
+        id,
+        listener,
+        beside,
+    };
+    deliver(link, settings, outgoing, &mut inbox)
 }
 
 /// A progress callback and the token it listens for.
