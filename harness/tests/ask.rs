@@ -480,3 +480,45 @@ fn a_schema_mcp_does_not_allow_for_elicitation_is_never_sent() {
         Some(Err(AskError::InvalidRequest(_)))
     ));
 }
+
+#[test]
+fn when_one_question_of_an_ask_fails_the_others_are_withdrawn_and_it_is_not() {
+    let host = ToolHost::bind(HostConfig::default()).unwrap();
+    let surface = StaticSurface::new()
+        .tool(Tool::new("two", "Asks two questions at once."), |_, ctx| {
+            let sample = json!({"messages": [{"role": "user", "content": {"type": "text", "text": "?"}}], "maxTokens": 5});
+            match ctx.ask(vec![InputRequest::elicit("Name?", name_form()), InputRequest::sample(sample)]) {
+                Ok(answers) => ToolOutcome::text(format!("{answers:?}")),
+                Err(err) => err.into(),
+            }
+        })
+        .unwrap();
+    let session = host.open_session(surface);
+    let mut client = stateful(&host, &session, json!({"elicitation": {}, "sampling": {}}));
+    let mut events = start_call(&host, &session, &client, "two");
+    let first = events.next_message().unwrap()["id"].clone();
+    let second = events.next_message().unwrap()["id"].clone();
+    let refusal = client
+        .post(&json!({"jsonrpc": "2.0", "id": first, "error": {"code": -1, "message": "no"}}));
+    assert_eq!(refusal.status, 202);
+    let reason = events.cancellation_of(&second);
+    assert!(
+        reason.contains("refused") && reason.contains("no"),
+        "{reason}"
+    );
+    let last = events.next_message().unwrap();
+    assert_eq!(
+        last["id"], 50,
+        "the refused question itself is not cancelled: {last}"
+    );
+    assert_eq!(last["result"]["isError"], true);
+    assert_eq!(
+        answer(
+            &mut client,
+            &second,
+            json!({"role": "assistant", "content": {"type": "text", "text": "x"}, "model": "m"})
+        ),
+        400,
+        "the withdrawn question takes no answer"
+    );
+}
