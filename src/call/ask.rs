@@ -281,9 +281,9 @@ pub enum AskError {
     /// The response stream is gone, so the question could not be sent.
     Disconnected,
     /// Whoever the question was put on behalf of withdrew it before the
-    /// client answered: a bridged MCP server
-    /// ([`McpServerLayer`](crate::McpServerLayer)) cancelled the question
-    /// it had asked, and the bridge relayed. The client was told
+    /// client answered: a bridged MCP server (`McpServerLayer`, with the
+    /// `client` feature) cancelled the question it had asked, and the
+    /// bridge relayed. The client was told
     /// (`notifications/cancelled`); the reason is the server's, or empty.
     /// Only relayed questions end this way.
     Withdrawn(String),
