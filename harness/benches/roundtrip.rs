@@ -22,16 +22,21 @@
 //! seen as such. Both servers have the same worker count and `TCP_NODELAY`;
 //! the floor parses each body with serde_json and answers a fixed result for
 //! the method, authenticating nothing. The memory is that of a second child
-//! (`--serve-alone`): a host with one session and nothing else.
+//! (`--serve-alone`): a host with one session and nothing else; and again
+//! of the harness program `host_alone`, the same host in a program that
+//! carries nothing but it (most of a resident set is pages of the program
+//! file, and this binary carries the load generator and the client too).
 //!
 //! Any failed call (a 503 included) fails the bench, after the report.
 //! The last line is `bench: call/floor c1=… c4=… c16=… first_call_ms=…
 //! list_1000_ms=… sse_call_ms=… churn_per_s=… bytes_per_session=…
-//! idle_rss_kib=… load_rss_kib=… idle_anon_kib=… load_anon_kib=… errors=…`. See BENCHMARKS.md, which also
+//! idle_rss_kib=… load_rss_kib=… idle_anon_kib=… load_anon_kib=…
+//! own_program_idle_rss_kib=… own_program_load_rss_kib=… errors=…`. See BENCHMARKS.md, which also
 //! shows how `--profile` counts instructions per call.
 
 use std::io::{self, BufRead, BufReader, Cursor, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
@@ -41,6 +46,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use toolhost::client::{CallOptions, Client, ClientError, Era};
 use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome, DEFAULT_WORKERS};
+use toolhost_tests::bench_host::{echo_tools, serve_alone};
 use toolhost_tests::load::{Answer, Histogram, LoadConn, LoadSession};
 use toolhost_tests::process;
 
@@ -115,32 +121,6 @@ fn profile(args: &[String]) -> Fallible<()> {
 type Fallible<T> = Result<T, Box<dyn std::error::Error>>;
 
 // --- the server process --------------------------------------------------
-
-fn echo_tools() -> Fallible<StaticSurface> {
-    Ok(StaticSurface::new()
-        .tool(
-            Tool::new("echo", "Echoes text.").input_schema(json!({
-                "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})),
-            |args, _| ToolOutcome::text(args["text"].as_str().unwrap_or_default()),
-        )?
-        .tool(Tool::new("progress3", "Reports three steps, then answers."), |_, ctx| {
-            for step in 1..=3 {
-                ctx.progress(f64::from(step), Some(3.0), None);
-            }
-            ToolOutcome::text("hello")
-        })?
-        .tool(
-            Tool::new("progress3_spaced", "Works 1 ms before each of three steps and the answer."),
-            |_, ctx| {
-                for step in 1..=3 {
-                    thread::sleep(Duration::from_millis(1));
-                    ctx.progress(f64::from(step), Some(3.0), None);
-                }
-                thread::sleep(Duration::from_millis(1));
-                ToolOutcome::text("hello")
-            },
-        )?)
-}
 
 fn many_tools() -> Fallible<StaticSurface> {
     let mut surface = StaticSurface::new();
@@ -297,21 +277,6 @@ fn serve() -> Fallible<()> {
     );
     io::stdout().flush()?;
     // Serve until the driver closes our stdin.
-    io::copy(&mut io::stdin(), &mut io::sink())?;
-    Ok(())
-}
-
-/// The child whose memory is measured: a host with the default settings
-/// and one session, nothing else in the process. Prints its URL and bearer,
-/// and serves until stdin closes.
-fn serve_alone() -> Fallible<()> {
-    let host = ToolHost::bind(HostConfig::default().server_name("roundtrip"))?;
-    let echo = host.open_session(echo_tools()?);
-    println!(
-        "{}",
-        json!({"toolhost": echo.url(), "auth": echo.authorization()})
-    );
-    io::stdout().flush()?;
     io::copy(&mut io::stdin(), &mut io::sink())?;
     Ok(())
 }
@@ -623,16 +588,21 @@ fn pin_self() -> (bool, String) {
 /// Starts this binary with `mode` (`--serve`, `--serve-alone`), on CPU 1
 /// when `pinned`, and reads the JSON line it prints first.
 fn start_child(mode: &str, pinned: bool) -> Fallible<(Child, Value)> {
-    let exe = std::env::current_exe()?;
+    start_program(&std::env::current_exe()?, &[mode], pinned)
+}
+
+/// Starts program `exe` with `args`, on CPU 1 when `pinned`, and reads the
+/// JSON line it prints first.
+fn start_program(exe: &Path, args: &[&str], pinned: bool) -> Fallible<(Child, Value)> {
     let mut command = if pinned {
         let mut c = Command::new("taskset");
-        c.args(["-c", "1"]).arg(&exe);
+        c.args(["-c", "1"]).arg(exe);
         c
     } else {
-        Command::new(&exe)
+        Command::new(exe)
     };
     let mut child = command
-        .arg(mode)
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()?;
@@ -732,6 +702,76 @@ fn print_row(era: &str, conns: usize, server: &str, row: &mut Row) {
     );
 }
 
+/// The memory of one host alone: resident and anonymous bytes, idle, at
+/// most under 16 connections, and idle again; and its threads.
+struct Memory {
+    idle: (Option<u64>, Option<u64>),
+    idle_threads: Option<usize>,
+    load_rss: Option<u64>,
+    load_anon: Option<u64>,
+    load_threads: Option<usize>,
+    after: (Option<u64>, Option<u64>),
+}
+
+impl Memory {
+    fn describe(&self, run: Duration) -> String {
+        let threads = |n: Option<usize>| n.map_or("?".to_owned(), |n| n.to_string());
+        format!(
+            "idle {} ({}), {} threads; under 16 connections (each era, {:.1}s) at most {} ({}), {} threads; idle again {} ({})",
+            kib(self.idle.0),
+            kib(self.idle.1),
+            threads(self.idle_threads),
+            run.as_secs_f64(),
+            kib(self.load_rss),
+            kib(self.load_anon),
+            threads(self.load_threads),
+            kib(self.after.0),
+            kib(self.after.1)
+        )
+    }
+}
+
+/// Measures the host of child `alone` (which said its URL and bearer in
+/// `said`): idle, under 16 connections in each era, idle again; then
+/// ends it.
+fn host_memory(
+    mut alone: Child,
+    said: &Value,
+    run: Duration,
+    errors: &mut Errors,
+) -> Fallible<Memory> {
+    let lone = Endpoint::new(&text(said, "toolhost")?, &text(said, "auth")?, alone.id())?;
+    thread::sleep(Duration::from_millis(500));
+    let idle = (
+        process::resident_bytes(lone.pid),
+        process::anonymous_bytes(lone.pid),
+    );
+    let idle_threads = process::thread_count(lone.pid);
+    let (mut load_rss, mut load_anon, mut load_threads) = (None, None, None);
+    for era in [Era::Stateful, Era::Stateless] {
+        let cell = run_cell(&lone, era, 16, run)?;
+        errors.add(cell.errors);
+        load_rss = load_rss.max(cell.peak_rss);
+        load_anon = load_anon.max(cell.peak_anon);
+        load_threads = load_threads.max(process::thread_count(lone.pid));
+    }
+    thread::sleep(Duration::from_millis(500));
+    let after = (
+        process::resident_bytes(lone.pid),
+        process::anonymous_bytes(lone.pid),
+    );
+    drop(alone.stdin.take());
+    let _ = alone.wait();
+    Ok(Memory {
+        idle,
+        idle_threads,
+        load_rss,
+        load_anon,
+        load_threads,
+        after,
+    })
+}
+
 fn era_name(era: Era) -> &'static str {
     if era == Era::Stateful {
         "stateful"
@@ -794,45 +834,23 @@ fn drive() -> Fallible<()> {
     }
 
     // The memory of a host alone: idle, then under 16 connections in each
-    // era, then idle again.
-    let (mut alone, said) = start_child("--serve-alone", pinned)?;
-    let lone = Endpoint::new(&text(&said, "toolhost")?, &text(&said, "auth")?, alone.id())?;
-    thread::sleep(Duration::from_millis(500));
-    let idle = (
-        process::resident_bytes(lone.pid),
-        process::anonymous_bytes(lone.pid),
-    );
-    let idle_threads = process::thread_count(lone.pid);
-    let (mut load_rss, mut load_anon, mut load_threads) = (None, None, None);
-    for era in [Era::Stateful, Era::Stateless] {
-        let cell = run_cell(&lone, era, 16, run)?;
-        errors.add(cell.errors);
-        load_rss = load_rss.max(cell.peak_rss);
-        load_anon = load_anon.max(cell.peak_anon);
-        load_threads = load_threads.max(process::thread_count(lone.pid));
-    }
-    thread::sleep(Duration::from_millis(500));
-    let after = (
-        process::resident_bytes(lone.pid),
-        process::anonymous_bytes(lone.pid),
-    );
-    drop(alone.stdin.take());
-    let _ = alone.wait();
-    let threads = |n: Option<usize>| n.map_or("?".to_owned(), |n| n.to_string());
+    // era, then idle again; in a child of this binary, and in a program
+    // that holds the host and nothing else.
+    let (alone, said) = start_child("--serve-alone", pinned)?;
+    let memory = host_memory(alone, &said, run, &mut errors)?;
+    let (alone, said) = start_program(Path::new(env!("CARGO_BIN_EXE_host_alone")), &[], pinned)?;
+    let own_program = host_memory(alone, &said, run, &mut errors)?;
     println!();
     println!("memory of a host alone (default settings, one session), resident KiB (of which anonymous: heap and stacks, not mapped from files):");
     println!(
-        "  idle {} ({}), {} threads; under 16 connections (each era, {:.1}s) at most {} ({}), {} threads; idle again {} ({})",
-        kib(idle.0),
-        kib(idle.1),
-        threads(idle_threads),
-        run.as_secs_f64(),
-        kib(load_rss),
-        kib(load_anon),
-        threads(load_threads),
-        kib(after.0),
-        kib(after.1)
+        "  in this bench's binary (--serve-alone): {}",
+        memory.describe(run)
     );
+    println!(
+        "  in a program of its own (host_alone):   {}",
+        own_program.describe(run)
+    );
+    let (idle, load_rss, load_anon) = (memory.idle, memory.load_rss, memory.load_anon);
 
     // First call on a fresh connection, alternating servers.
     let mut firsts = [Vec::new(), Vec::new()];
@@ -909,7 +927,7 @@ fn drive() -> Fallible<()> {
     let _ = child.wait();
     println!("load average {} after", load_average());
     println!(
-        "bench: call/floor {} first_call_ms={first_toolhost:.3} list_1000_ms={list_ms:.2} sse_call_ms={sse_ms:.3} churn_per_s={:.0} bytes_per_session={} idle_rss_kib={} load_rss_kib={} idle_anon_kib={} load_anon_kib={} errors={}",
+        "bench: call/floor {} first_call_ms={first_toolhost:.3} list_1000_ms={list_ms:.2} sse_call_ms={sse_ms:.3} churn_per_s={:.0} bytes_per_session={} idle_rss_kib={} load_rss_kib={} idle_anon_kib={} load_anon_kib={} own_program_idle_rss_kib={} own_program_load_rss_kib={} errors={}",
         headline.join(" "),
         servers.churn_per_s,
         show(servers.bytes_per_session),
@@ -917,6 +935,8 @@ fn drive() -> Fallible<()> {
         kib(load_rss),
         kib(idle.1),
         kib(load_anon),
+        kib(own_program.idle.0),
+        kib(own_program.load_rss),
         errors.total()
     );
     if errors.total() > 0 {

@@ -2,13 +2,15 @@
 //! plain HTTP/1.1 client, an MCP client on top of it that checks every
 //! message the host sends against the official MCP schemas, event-stream
 //! readers, a log of the events a host reports to its hook, and for the
-//! benches a light load generator and a process's CPU and memory.
+//! benches a light load generator, the tools they call, and a process's
+//! CPU and memory.
 //!
 //! Test support, not a library for users: it panics on anything unexpected,
 //! because a test that meets the unexpected should fail right there.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod bench_host;
 pub mod bridged;
 pub mod events;
 pub mod interop;

@@ -38,12 +38,12 @@ use crate::sync::lock;
 pub struct CallContext {
     pub(crate) request_id: Value,
     pub(crate) revision: Revision,
-    pub(crate) client: Option<ClientInfo>,
+    pub(crate) client: Option<Arc<ClientInfo>>,
     pub(crate) cancel: Arc<Cancellation>,
     pub(crate) talk: Option<Talk>,
     pub(crate) deadline: Option<Instant>,
     /// The client's declared capabilities.
-    pub(crate) capabilities: Value,
+    pub(crate) capabilities: Arc<Value>,
     pub(crate) asking: Option<Asking>,
 }
 
@@ -94,7 +94,7 @@ impl CallContext {
             cancel: Arc::default(),
             talk: None,
             deadline: None,
-            capabilities: Value::Object(Map::new()),
+            capabilities: Arc::new(Value::Object(Map::new())),
             asking: None,
         }
     }
@@ -262,7 +262,7 @@ impl CallContext {
 
     /// The client's name and version, when it sent them.
     pub fn client(&self) -> Option<&ClientInfo> {
-        self.client.as_ref()
+        self.client.as_deref()
     }
 
     /// Whether the call's result is no longer wanted: the client cancelled

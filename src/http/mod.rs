@@ -10,6 +10,7 @@
 mod pool;
 mod reply;
 pub(crate) mod socket;
+mod written;
 
 pub(crate) use pool::Pool;
 
@@ -65,6 +66,9 @@ pub(crate) enum Verb {
 pub(crate) struct Admitted {
     pub(crate) verb: Verb,
     pub(crate) entry: Arc<SessionEntry>,
+    /// Whether the client takes an event stream for an answer (a POST's;
+    /// decided once with the 406 check).
+    pub(crate) accepts_stream: bool,
 }
 
 /// Where the credential of a request is.
@@ -140,16 +144,13 @@ pub(crate) fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
 pub(crate) fn admit(transport: &Transport, head: &Head) -> Result<Admitted, HttpResponse> {
     let service = &transport.runtime.server;
     // One pass: the total size, and any header that may appear only once
-    // appearing again.
+    // appearing again (names are in lower case).
     let mut header_bytes = 0;
     let mut seen = [false; SINGLE_HEADERS.len()];
     let mut repeated = None;
     for (name, value) in head.headers.iter() {
         header_bytes += name.len() + value.len() + 4;
-        if let Some(i) = SINGLE_HEADERS
-            .iter()
-            .position(|single| single.eq_ignore_ascii_case(name))
-        {
+        if let Some(i) = SINGLE_HEADERS.iter().position(|single| *single == name) {
             if std::mem::replace(&mut seen[i], true) {
                 repeated = repeated.or(Some(SINGLE_HEADERS[i]));
             }
@@ -236,10 +237,16 @@ pub(crate) fn admit(transport: &Transport, head: &Head) -> Result<Admitted, Http
         .table
         .authenticate(token)
         .map_err(|reason| service.unauthorized(reason))?;
-    if verb == Verb::Post {
-        check_media_types(service, &head.headers)?;
-    }
-    Ok(Admitted { verb, entry })
+    let accepts_stream = if verb == Verb::Post {
+        check_media_types(service, &head.headers)?
+    } else {
+        false
+    };
+    Ok(Admitted {
+        verb,
+        entry,
+        accepts_stream,
+    })
 }
 
 /// The most headers a request may carry, and their most bytes. tiny_http
@@ -260,8 +267,9 @@ const SINGLE_HEADERS: [&str; 7] = [
 ];
 
 /// A POST body must be JSON (415 otherwise, when a type is given), and the
-/// client must accept one of the two answers a POST can get (406).
-fn check_media_types(service: &Server, headers: &Headers) -> Result<(), HttpResponse> {
+/// client must accept one of the two answers a POST can get (406). Returns
+/// whether it accepts an event stream.
+fn check_media_types(service: &Server, headers: &Headers) -> Result<bool, HttpResponse> {
     if let Some(content_type) = headers.get("content-type") {
         let media = content_type.split(';').next().unwrap_or("").trim();
         if !media.eq_ignore_ascii_case("application/json") {
@@ -272,16 +280,18 @@ fn check_media_types(service: &Server, headers: &Headers) -> Result<(), HttpResp
             return Err(service.refuse(415, None, &error));
         }
     }
-    if let Some(accept) = headers.get("accept") {
-        if !mcp::accepts(accept, "application/json") && !mcp::accepts(accept, "text/event-stream") {
-            let error = RpcError::new(
-                INVALID_REQUEST,
-                "Not Acceptable: answers are application/json or text/event-stream; accept both",
-            );
-            return Err(service.refuse(406, None, &error));
-        }
+    let Some(accept) = headers.get("accept") else {
+        return Ok(true);
+    };
+    let stream = mcp::accepts(accept, "text/event-stream");
+    if !stream && !mcp::accepts(accept, "application/json") {
+        let error = RpcError::new(
+            INVALID_REQUEST,
+            "Not Acceptable: answers are application/json or text/event-stream; accept both",
+        );
+        return Err(service.refuse(406, None, &error));
     }
-    Ok(())
+    Ok(stream)
 }
 
 /// The token of an `Authorization: Bearer <token>` value (scheme
@@ -332,7 +342,7 @@ fn read_all(
 /// stalled body, no more than tiny_http's own thread per connection.
 fn take_body(
     transport: &Arc<Transport>,
-    entry: Arc<SessionEntry>,
+    admitted: Admitted,
     head: Head,
     mut request: tiny_http::Request,
     lane: &dyn Lane,
@@ -365,7 +375,7 @@ fn take_body(
         && head.headers.get("transfer-encoding").is_none()
     {
         return match read_all(request.as_reader(), max, declared) {
-            Ok(body) => post(transport, &entry, &head, request, &body, lane),
+            Ok(body) => post(transport, &admitted, &head, request, &body, lane),
             Err(error) => reply_leaving_body(request, &head.headers, refusal(server, error)),
         };
     }
@@ -405,7 +415,7 @@ fn take_body(
             }
             transport.runtime.unschedule(watch);
             match body {
-                Ok(body) => post(&transport, &entry, &head, request, &body, &OwnThread),
+                Ok(body) => post(&transport, &admitted, &head, request, &body, &OwnThread),
                 Err(error) => reply_leaving_body(request, &head.headers, refusal(server, error)),
             }
         });
@@ -421,21 +431,18 @@ fn take_body(
 /// itself, possibly later, on the thread that runs the request's call.
 fn post(
     transport: &Arc<Transport>,
-    entry: &Arc<SessionEntry>,
+    admitted: &Admitted,
     head: &Head,
     request: tiny_http::Request,
     body: &[u8],
     lane: &dyn Lane,
 ) {
     let server = &transport.runtime.server;
-    let accepts_stream = head
-        .headers
-        .get("accept")
-        .is_none_or(|accept| mcp::accepts(accept, "text/event-stream"));
+    let entry = &admitted.entry;
     let responder = Arc::new(Responder::new(
         request,
         transport.resume_window,
-        accepts_stream,
+        admitted.accepts_stream,
     ));
     match mcp::post(server, &**entry, &head.headers, body) {
         Plan::Respond(response) => responder.finish(response),
@@ -472,7 +479,7 @@ pub(crate) fn serve(transport: &Arc<Transport>, request: tiny_http::Request, lan
     };
     let entry = &admitted.entry;
     match admitted.verb {
-        Verb::Post => take_body(transport, Arc::clone(entry), head, request, lane),
+        Verb::Post => take_body(transport, admitted, head, request, lane),
         Verb::Delete => {
             let response = mcp::delete(server, &**entry, &head.headers);
             reply_leaving_body(request, &head.headers, response);

@@ -19,6 +19,8 @@ use crate::runtime::{Outlet, Runtime};
 use crate::sse;
 use crate::sync::lock;
 
+use super::written;
+
 /// Writes a long-lived stream's head and first events, then hands the
 /// connection to the hub, so that no worker stays with it.
 pub(super) fn open_stream(
@@ -155,7 +157,8 @@ impl Responder {
         // tool list is 170 KB that need no second look).
         let body = || (!response.body.is_empty()).then(|| String::from_utf8_lossy(&response.body));
         match stage {
-            Stage::Pending(request) => respond(request, response),
+            // A POST's response is written once its body has been read.
+            Stage::Pending(request) => respond_after_body(request, response, true),
             Stage::Streaming(mut writer) => {
                 let mut bytes = body().map_or_else(Vec::new, |body| sse::event_chunk(&body));
                 bytes.extend_from_slice(sse::LAST_CHUNK);
@@ -383,6 +386,17 @@ pub(super) fn respond_now(request: tiny_http::Request, response: HttpResponse) {
 }
 
 fn respond(request: tiny_http::Request, response: HttpResponse) {
-    // A client that hung up is no fault of ours; there is no one to tell.
-    let _ = request.respond(tiny_response(response));
+    respond_after_body(request, response, false);
+}
+
+/// Answers at once; `body_read`: the request's body was read to its end.
+fn respond_after_body(request: tiny_http::Request, response: HttpResponse, body_read: bool) {
+    // Most answers are written in one piece, past tiny_http's response
+    // machinery; the rest as tiny_http frames them.
+    if written::fits(&request, &response, body_read) {
+        written::write(request, &response);
+    } else {
+        // A client that hung up is no fault of ours; there is no one to tell.
+        let _ = request.respond(tiny_response(response));
+    }
 }

@@ -8,6 +8,7 @@
 //! so a client looping on `initialize` cannot grow memory.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
@@ -20,12 +21,14 @@ pub(crate) const MAX_MCP_SESSIONS: usize = 64;
 
 /// Who is asking, in which revision, able to do what: from `initialize` in
 /// the stateful revisions, from each request's `_meta` in the stateless one.
+/// The client's identity and capabilities are shared, not copied, with
+/// every request of its MCP session and every call's context.
 #[derive(Clone, Debug)]
 pub(crate) struct Caller {
     pub(crate) revision: Revision,
-    pub(crate) client: Option<ClientInfo>,
+    pub(crate) client: Option<Arc<ClientInfo>>,
     /// The client's declared capabilities (`{}` when none).
-    pub(crate) capabilities: Value,
+    pub(crate) capabilities: Arc<Value>,
     /// The `Mcp-Session-Id` (stateful revisions only).
     pub(crate) session_id: Option<String>,
     /// The least severe log level the client wants to hear; `None`: none.
@@ -123,8 +126,8 @@ pub(crate) fn read_initialize(params: Option<&Value>) -> Result<Caller, RpcError
         .unwrap_or_else(|| json!({}));
     Ok(Caller {
         revision: Revision::negotiate(requested),
-        client: read_client_info(params.and_then(|p| p.get("clientInfo"))),
-        capabilities,
+        client: read_client_info(params.and_then(|p| p.get("clientInfo"))).map(Arc::new),
+        capabilities: Arc::new(capabilities),
         session_id: None,
         log_level: None,
     })
@@ -161,7 +164,7 @@ mod tests {
         Caller {
             revision: Revision::V2025_11_25,
             client: None,
-            capabilities: json!({}),
+            capabilities: Arc::new(json!({})),
             session_id: None,
             log_level: None,
         }

@@ -19,6 +19,7 @@
 
 mod lifecycle;
 mod plan;
+mod result;
 mod server;
 mod stateful;
 mod stateless;
@@ -171,17 +172,31 @@ pub(crate) fn too_many_streams(server: &Server, most: usize) -> HttpResponse {
 }
 
 /// Whether an `Accept` header admits `media` (exactly, by its type's
-/// wildcard, or by `*/*`).
+/// wildcard, or by `*/*`). Read as bytes: every POST asks this, and
+/// splitting a short header with `str` patterns (a `memchr` set up per
+/// piece) cost more than the rest of the check; header values are ASCII.
 pub(crate) fn accepts(accept: &str, media: &str) -> bool {
-    let family = media.split('/').next().unwrap_or("");
-    accept.split(',').any(|range| {
-        let range = range.split(';').next().unwrap_or("").trim();
-        range == "*/*"
+    let media = media.as_bytes();
+    let family = media.split(|&b| b == b'/').next().unwrap_or_default();
+    accept.as_bytes().split(|&b| b == b',').any(|range| {
+        let range = trim(range.split(|&b| b == b';').next().unwrap_or_default());
+        range == b"*/*"
             || range.eq_ignore_ascii_case(media)
             || range
-                .strip_suffix("/*")
+                .strip_suffix(b"/*")
                 .is_some_and(|t| t.eq_ignore_ascii_case(family))
     })
+}
+
+/// `bytes` without the whitespace `str::trim` takes off ASCII text.
+fn trim(bytes: &[u8]) -> &[u8] {
+    let space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r');
+    let start = bytes.iter().position(|b| !space(b)).unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|b| !space(b))
+        .map_or(start, |last| last + 1);
+    &bytes[start..end]
 }
 
 /// The error for a method this tools-only server does not offer.

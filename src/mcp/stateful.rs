@@ -139,21 +139,24 @@ impl Turn<'_> {
     /// nothing.
     fn step(&self, message: Message) -> Option<Step> {
         match message {
-            Message::Request { id, method, params } => {
-                Some(self.request(id, &method, params.as_ref()))
-            }
+            Message::Request { id, method, params } => Some(self.request(id, &method, params)),
             Message::Notification { method, params } => self.notification(&method, params.as_ref()),
             Message::Response { id, outcome } => Some(Step::Deliver { id, outcome }),
         }
     }
 
     /// Answers one request, or plans its call.
-    fn request(&self, id: Value, method: &str, params: Option<&Value>) -> Step {
+    fn request(&self, id: Value, method: &str, params: Option<Value>) -> Step {
         let result = match method {
             "ping" => Ok(Value::Object(serde_json::Map::new())),
             "tools/list" => {
                 return Step::Reply(
-                    match tools::list(self.server, self.session, self.caller.revision, params) {
+                    match tools::list(
+                        self.server,
+                        self.session,
+                        self.caller.revision,
+                        params.as_ref(),
+                    ) {
                         Ok(list) => list.reply(&id),
                         Err(error) => failure(Some(&id), &error).into(),
                     },
@@ -167,7 +170,7 @@ impl Turn<'_> {
                     Err(Err(error)) => Step::Reply(failure(Some(&id), &error).into()),
                 }
             }
-            "logging/setLevel" => self.set_log_level(params),
+            "logging/setLevel" => self.set_log_level(params.as_ref()),
             other => Err(RpcError::new(
                 METHOD_NOT_FOUND,
                 format!("method {other:?} is not offered by this server, which serves tools only"),

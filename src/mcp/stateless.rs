@@ -9,6 +9,9 @@
 //! (`-32020`) — and then dispatched to the same tool code as the stateful
 //! revisions, with results carrying `resultType` and the server's identity.
 
+use std::sync::Arc;
+
+use serde_core::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Map, Value};
 
 use super::lifecycle::{read_client_info, Caller};
@@ -153,8 +156,8 @@ fn check(method: &str, params: Option<&Value>, headers: &Headers) -> Result<Call
     };
     Ok(Caller {
         revision: Revision::V2026_07_28,
-        client: read_client_info(meta.and_then(|m| m.get(META_CLIENT))),
-        capabilities: capabilities.clone(),
+        client: read_client_info(meta.and_then(|m| m.get(META_CLIENT))).map(Arc::new),
+        capabilities: Arc::new(capabilities.clone()),
         session_id: None,
         log_level,
     })
@@ -182,6 +185,27 @@ fn complete_fields(server: &Server, fields: &mut Map<String, Value>) {
             META_SERVER.into(),
             json!({"name": server.name, "version": server.version}),
         );
+    }
+}
+
+/// The `_meta` of a result the host writes straight to text: what
+/// [`complete`] puts in an empty one.
+pub(super) struct ServerMeta<'a>(pub(super) &'a Server);
+
+impl Serialize for ServerMeta<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Identity<'a>(&'a Server);
+        impl Serialize for Identity<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut map = serializer.serialize_map(Some(2))?;
+                map.serialize_entry("name", &self.0.name)?;
+                map.serialize_entry("version", &self.0.version)?;
+                map.end()
+            }
+        }
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry(META_SERVER, &Identity(self.0))?;
+        map.end()
     }
 }
 
@@ -240,7 +264,7 @@ pub(super) fn post(
             }
         }
         "tools/call" => {
-            return match tools::plan(server, session, &caller, &id, params.as_ref(), Some(headers))
+            return match tools::plan(server, session, &caller, &id, params, Some(headers))
             {
                 Ok(plan) => Plan::Work(Work {
                     caller,

@@ -609,11 +609,11 @@ fn a_call_s_outcome_is_spelled_for_its_revision() {
     let id = rig.initialize("2025-03-26");
     let old = rig.session.find(&id).unwrap();
     let outcome = ToolOutcome::json(json!({"sum": 3}));
-    let reply = call_reply(&rig.server, &old, &json!(1), &outcome);
+    let reply = call_reply(&rig.server, &old, &json!(1), &outcome).to_value();
     assert!(reply["result"].get("structuredContent").is_none());
     let new_id = rig.initialize("2025-11-25");
     let new = rig.session.find(&new_id).unwrap();
-    let reply = call_reply(&rig.server, &new, &json!(1), &outcome);
+    let reply = call_reply(&rig.server, &new, &json!(1), &outcome).to_value();
     assert_eq!(reply["result"]["structuredContent"], json!({"sum": 3}));
     let timeout = timeout_reply(&rig.server, Revision::V2026_07_28, &json!(2), 1500);
     assert_eq!(timeout["result"]["isError"], true);
@@ -638,4 +638,33 @@ fn a_result_that_breaks_its_output_schema_fails_and_others_pass_unchanged() {
     assert!(matches!(bad.result, CallResult::Failed { .. }));
     let declined = checked_outcome(&tool, ToolOutcome::declined("no"));
     assert_eq!(declined, ToolOutcome::declined("no"));
+}
+
+#[test]
+fn accept_ranges_match_exactly_by_family_or_by_any_and_nothing_else() {
+    let stream = "text/event-stream";
+    for accept in [
+        "text/event-stream",
+        "application/json, text/event-stream",
+        "application/json,TEXT/Event-Stream;q=0.5",
+        " \t text/*\x0b ; q=1",
+        "*/*",
+        "image/png, */*;q=0.1",
+    ] {
+        assert!(accepts(accept, stream), "{accept:?}");
+    }
+    for accept in [
+        "",
+        "application/json",
+        "text/event-streams",
+        "text/event",
+        "application/*",
+        "text/event-stream-x, image/*",
+        "*/json",
+        "text/*x",
+    ] {
+        assert!(!accepts(accept, stream), "{accept:?}");
+    }
+    assert!(accepts("application/*", "application/json"));
+    assert!(!accepts("text/*", "application/json"));
 }

@@ -15,6 +15,7 @@ use serde_json::{json, Map, Value};
 
 use super::lifecycle::Caller;
 use super::plan::{CallKey, CallPlan, Rounds};
+use super::result::{self, FAILED_TEXT};
 use super::stateless::complete;
 use super::{Server, Session};
 use crate::call::panic_message;
@@ -26,10 +27,6 @@ use crate::model::jsonrpc::{
 use crate::model::params::check_headers;
 use crate::model::{CallResult, Revision, Tool, ToolOutcome};
 use crate::schema::describe;
-
-/// What the model reads when a handler failed; the details go to the hook.
-const FAILED_TEXT: &str =
-    "The tool failed with an internal error and produced no result. The application has the details.";
 
 /// The surface's tools now, with any that break the rules left out (and
 /// reported), or `Err` when `list_tools` panicked.
@@ -156,15 +153,20 @@ pub(crate) fn list(
     })
 }
 
-/// The arguments of a call: absent and `null` mean `{}`.
-fn read_call(params: Option<&Value>) -> Result<(String, Value), RpcError> {
+/// The name and arguments of a call: absent and `null` arguments mean
+/// `{}`. The arguments are taken out of `params`, not copied (the rest of
+/// `params` is still read).
+fn read_call(params: Option<&mut Value>) -> Result<(String, Value), RpcError> {
+    let params = params.and_then(Value::as_object_mut);
     let name = params
+        .as_ref()
         .and_then(|p| p.get("name"))
         .and_then(Value::as_str)
-        .ok_or_else(|| RpcError::invalid_params("tools/call needs params.name, a string"))?;
-    let arguments = match params.and_then(|p| p.get("arguments")) {
+        .ok_or_else(|| RpcError::invalid_params("tools/call needs params.name, a string"))?
+        .to_owned();
+    let arguments = match params.and_then(|p| p.get_mut("arguments")) {
         None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(args @ Value::Object(_)) => args.clone(),
+        Some(args @ Value::Object(_)) => args.take(),
         Some(other) => {
             return Err(RpcError::invalid_params(format!(
                 "params.arguments must be a JSON object, got {}",
@@ -172,7 +174,7 @@ fn read_call(params: Option<&Value>) -> Result<(String, Value), RpcError> {
             )))
         }
     };
-    Ok((name.to_owned(), arguments))
+    Ok((name, arguments))
 }
 
 /// A refused call: a result the model reads (a tool error) or a JSON-RPC
@@ -187,10 +189,11 @@ pub(crate) fn plan(
     session: &dyn Session,
     caller: &Caller,
     request_id: &Value,
-    params: Option<&Value>,
+    mut params: Option<Value>,
     param_headers: Option<&Headers>,
 ) -> Result<CallPlan, Refusal> {
-    let (name, arguments) = read_call(params).map_err(Err)?;
+    let (name, arguments) = read_call(params.as_mut()).map_err(Err)?;
+    let params = params.as_ref();
     let tool = find_tool(server, session, &name)?;
     if let Some(headers) = param_headers {
         check_headers(tool.header_params(), &arguments, headers).map_err(Err)?;
@@ -306,19 +309,25 @@ pub(crate) fn checked_outcome(tool: &Tool, outcome: ToolOutcome) -> ToolOutcome 
     }
 }
 
-/// The JSON-RPC response to a call whose handler came to `outcome`.
+/// The JSON-RPC response to a call whose handler came to `outcome`:
+/// written straight to text, but for a relayed result, which is a tree
+/// already.
 pub(crate) fn call_reply(
     server: &Server,
     caller: &Caller,
     request_id: &Value,
     outcome: &ToolOutcome,
-) -> Value {
+) -> Reply {
+    if outcome.relayed.is_none() {
+        return result::written(server, caller.revision, request_id, outcome);
+    }
     finish_result(
         server,
         caller.revision,
         request_id,
         render(outcome, caller.revision),
     )
+    .into()
 }
 
 /// The response sent when a call passes its deadline while its handler
@@ -363,7 +372,12 @@ pub(crate) fn input_required(
 
 /// A call's result as the response to its request, completed as
 /// 2026-07-28 requires.
-fn finish_result(server: &Server, revision: Revision, request_id: &Value, result: Value) -> Value {
+pub(super) fn finish_result(
+    server: &Server,
+    revision: Revision,
+    request_id: &Value,
+    result: Value,
+) -> Value {
     let result = if revision.is_stateless() {
         complete(server, result)
     } else {
@@ -395,8 +409,8 @@ fn missing_capabilities(tool: &Tool, declared: &Value) -> Option<RpcError> {
     Some(error)
 }
 
-/// A `CallToolResult` for the revision.
-fn render(outcome: &ToolOutcome, revision: Revision) -> Value {
+/// A `CallToolResult` for the revision, as a tree.
+pub(super) fn render(outcome: &ToolOutcome, revision: Revision) -> Value {
     if let Some(relayed) = &outcome.relayed {
         let mut result = relayed.clone();
         if !revision.has_structured_content() {
@@ -454,15 +468,15 @@ mod tests {
             json!({"name": "t"}),
             json!({"name": "t", "arguments": null}),
         ] {
-            assert_eq!(read_call(Some(&params)).unwrap().1, json!({}));
+            assert_eq!(read_call(Some(&mut params.clone())).unwrap().1, json!({}));
         }
     }
 
     #[test]
     fn non_object_arguments_are_invalid_params_naming_the_type() {
-        let err = read_call(Some(&json!({"name": "t", "arguments": [1]}))).unwrap_err();
+        let err = read_call(Some(&mut json!({"name": "t", "arguments": [1]}))).unwrap_err();
         assert!(err.message.contains("an array"), "{}", err.message);
-        assert!(read_call(Some(&json!({"arguments": {}}))).is_err());
+        assert!(read_call(Some(&mut json!({"arguments": {}}))).is_err());
     }
 
     #[test]

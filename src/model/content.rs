@@ -7,6 +7,7 @@
 //! never handed a message its client must reject. Likewise a field a
 //! revision does not know (`lastModified` before 2025-06-18) is left out.
 
+use serde_core::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Map, Value};
 
 use super::revision::Revision;
@@ -265,6 +266,13 @@ impl Content {
         }
     }
 
+    /// The block as the given revision spells it, to serialize in place:
+    /// a plain text block, by far the most common, is written without a
+    /// tree built for it first.
+    pub(crate) fn json(&self, revision: Revision) -> ContentJson<'_> {
+        ContentJson(self, revision)
+    }
+
     /// The block as the given revision spells it.
     pub(crate) fn to_json(&self, revision: Revision) -> Value {
         let mut block = self.kind_json(revision);
@@ -339,9 +347,57 @@ impl From<String> for Content {
     }
 }
 
+/// A content block as a revision spells it, serialized as
+/// [`Content::to_json`]'s tree would be.
+pub(crate) struct ContentJson<'a>(&'a Content, Revision);
+
+impl Serialize for ContentJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.0.kind {
+            Kind::Text(text) if self.0.annotations.to_json(self.1).is_none() => {
+                TextBlock(text).serialize(serializer)
+            }
+            _ => self.0.to_json(self.1).serialize(serializer),
+        }
+    }
+}
+
+/// A text block, `{"text": …, "type": "text"}` (in the order a tree of it
+/// would be written).
+pub(crate) struct TextBlock<'a>(pub(crate) &'a str);
+
+impl Serialize for TextBlock<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("text", self.0)?;
+        map.serialize_entry("type", "text")?;
+        map.end()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_block_serialized_in_place_reads_as_its_tree() {
+        let blocks = [
+            Content::text("plain \"quoted\"\n"),
+            Content::text("seen").with_audience([Role::User]),
+            Content::text("dated").with_last_modified("2025-01-12T15:00:58Z"),
+            Content::image(b"PNG", "image/png").with_priority(0.5),
+            Content::audio(b"RIFF", "audio/wav"),
+            Content::resource_link("file:///a.txt", "a.txt"),
+        ];
+        for revision in Revision::ALL {
+            for block in &blocks {
+                let text = serde_json::to_vec(&block.json(revision)).unwrap();
+                let tree = block.to_json(revision);
+                assert_eq!(serde_json::from_slice::<Value>(&text).unwrap(), tree);
+                assert_eq!(text, serde_json::to_vec(&tree).unwrap(), "same bytes");
+            }
+        }
+    }
 
     #[test]
     fn audio_becomes_text_for_a_revision_without_audio() {

@@ -247,6 +247,12 @@ impl Tool {
     /// ```
     pub fn validate(&self) -> Result<(), Error> {
         let spec = &*self.spec;
+        // Asked for every listed tool on every tools/list, and on every
+        // call: a definition found valid is marked so (and the mark goes
+        // with any change to it).
+        if spec.rendered.known_valid() {
+            return Ok(());
+        }
         let name = &spec.name;
         let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
         // The common case, a good name, in one pass over its bytes (all
@@ -292,6 +298,7 @@ impl Tool {
                 problem: problem.clone(),
             });
         }
+        spec.rendered.mark_valid();
         Ok(())
     }
 
@@ -478,6 +485,34 @@ mod tests {
                 assert_eq!(rendered::view(a) == rendered::view(b), alike, "{a} {b}");
             }
         }
+    }
+
+    #[test]
+    fn a_valid_definition_is_marked_once_for_every_clone_and_unmarked_by_a_change() {
+        let tool = Tool::new("t", "d").input_schema(json!({"type": "object"}));
+        let listed_again = tool.clone();
+        assert!(!tool.spec.rendered.known_valid());
+        assert!(tool.validate().is_ok());
+        assert!(
+            listed_again.spec.rendered.known_valid(),
+            "one mark per definition"
+        );
+        assert!(listed_again.validate().is_ok());
+        // A change that breaks the definition is seen at once, by the
+        // changed tool only.
+        let broken = listed_again.clone().input_schema(json!({"type": "string"}));
+        assert!(!broken.spec.rendered.known_valid());
+        assert!(broken.validate().is_err());
+        assert!(
+            broken.validate().is_err(),
+            "an invalid tool is never marked"
+        );
+        assert!(tool.validate().is_ok());
+        let renamed = Tool::new("bad name", "d");
+        assert!(renamed.clone().title("T").validate().is_err());
+        let fixed = tool.clone().title("still valid");
+        assert!(!fixed.spec.rendered.known_valid());
+        assert!(fixed.validate().is_ok());
     }
 
     #[test]

@@ -333,7 +333,7 @@ impl Runtime {
             );
         }
         let caller = &job.work.caller;
-        StepResult::Reply(mcp::call_reply(&self.server, caller, &request_id, &outcome).into())
+        StepResult::Reply(mcp::call_reply(&self.server, caller, &request_id, &outcome))
     }
 
     /// Starts what runs beside a call: at the deadline (when the host sets

@@ -7,10 +7,14 @@
 //! dropped it — about 10 µs a tool. Kept here, the text is made on first
 //! use and spliced into each response as it is.
 //!
-//! Invariant: a rendering always matches the definition beside it. Every
-//! builder method that changes a definition goes through `Tool::edit`,
-//! which clears the renderings, and a cloned definition (what
-//! `Arc::make_mut` makes of a shared one) starts with none.
+//! So is the fact that the definition passed `Tool::validate`, which both
+//! `tools/list` (for every tool listed) and every call ask again.
+//!
+//! Invariant: a rendering, and the mark of a valid definition, always
+//! match the definition beside them. Every builder method that changes a
+//! definition goes through `Tool::edit`, which clears them, and a cloned
+//! definition (what `Arc::make_mut` makes of a shared one) starts with
+//! neither.
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -40,14 +44,28 @@ pub(super) fn view(revision: Revision) -> usize {
     .count()
 }
 
-/// The renderings of one definition, one slot per view, each made once.
+/// The renderings of one definition, one slot per view, each made once;
+/// and whether it was found valid.
 #[derive(Default)]
-pub(super) struct Renderings([OnceLock<Box<RawValue>>; VIEWS]);
+pub(super) struct Renderings {
+    views: [OnceLock<Box<RawValue>>; VIEWS],
+    valid: OnceLock<()>,
+}
 
 impl Renderings {
+    /// Whether the definition was found valid already.
+    pub(super) fn known_valid(&self) -> bool {
+        self.valid.get().is_some()
+    }
+
+    /// Marks the definition as valid.
+    pub(super) fn mark_valid(&self) {
+        let _ = self.valid.set(());
+    }
+
     /// The rendering for `revision`, made by `render` the first time.
     pub(super) fn get(&self, revision: Revision, render: impl FnOnce() -> Value) -> &RawValue {
-        self.0[view(revision)].get_or_init(|| {
+        self.views[view(revision)].get_or_init(|| {
             // Serializing a `Value` cannot fail: its keys are strings.
             serde_json::value::to_raw_value(&render()).unwrap_or_else(|_| RawValue::NULL.to_owned())
         })
@@ -70,7 +88,12 @@ impl PartialEq for Renderings {
 
 impl fmt::Debug for Renderings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let made = self.0.iter().filter(|slot| slot.get().is_some()).count();
-        write!(f, "{made} of {VIEWS} views rendered")
+        let made = self
+            .views
+            .iter()
+            .filter(|slot| slot.get().is_some())
+            .count();
+        let valid = if self.known_valid() { ", valid" } else { "" };
+        write!(f, "{made} of {VIEWS} views rendered{valid}")
     }
 }
