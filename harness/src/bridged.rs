@@ -1,11 +1,20 @@
 //! What the tests of bridged MCP servers share, over HTTP (`tests/bridge.rs`)
 //! and stdio (`tests/bridge_stdio.rs`): the application's own tool, the
-//! gateway surface of it and one server's layer, and the check of the
-//! official Python SDK server's tools seen through such a gateway.
+//! gateway surface of it and one server's layer, the check of the
+//! official Python SDK server's tools seen through such a gateway, and the
+//! check that a server's withdrawn question is withdrawn from the agent.
+
+use std::sync::{mpsc, Mutex};
+use std::time::Duration;
 
 use serde_json::json;
 use toolhost::client::{CallOptions, Client};
-use toolhost::{LayeredSurface, McpServerLayer, StaticSurface, Tool, ToolOutcome};
+use toolhost::{
+    AskError, Elicitation, HostConfig, LayeredSurface, McpServerLayer, StaticSurface, Tool,
+    ToolHost, ToolOutcome, ToolSession,
+};
+
+use crate::{call_stream, Item, McpClient};
 
 /// The application's own tool: `echo`, which returns its `text`.
 pub fn app() -> StaticSurface {
@@ -83,4 +92,97 @@ pub fn check_python_sdk_bridged(client: &mut Client, context: &str) {
         "local",
         "{context}"
     );
+}
+
+/// What the remote `greet` tool's question came to, as its handler saw it.
+pub type Asked = mpsc::Receiver<Result<Elicitation, AskError>>;
+
+/// A remote host whose calls end at `deadline` and whose `greet` tool asks
+/// for a name and greets with it; what each ask came to goes to the
+/// receiver.
+pub fn asking_remote(deadline: Duration) -> (ToolHost, ToolSession, Asked) {
+    let host = ToolHost::bind(
+        HostConfig::default()
+            .keep_alive(Duration::from_secs(60))
+            .call_timeout(deadline),
+    )
+    .unwrap();
+    let (tx, asked) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let surface = StaticSurface::new()
+        .tool(Tool::new("greet", "Asks a name."), move |_, ctx| {
+            let form = json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]});
+            let answer = ctx.elicit("Your name?", form);
+            let _ = tx.lock().unwrap().send(answer.clone());
+            match answer {
+                Ok(Elicitation::Accept(form)) => ToolOutcome::text(format!("Hello, {}!", form["name"])),
+                Ok(_) => ToolOutcome::declined("no name"),
+                Err(err) => err.into(),
+            }
+        })
+        .unwrap();
+    let session = host.open_session(surface);
+    (host, session, asked)
+}
+
+/// Checks, as an agent that declared elicitation, of a gateway whose layer
+/// (`layer`, named `remote`) bridges an [`asking_remote`] host, that the
+/// server's withdrawal of its question reaches the agent: the question
+/// relayed, the remote deadline passing while nobody answers, the relayed
+/// question cancelled (`notifications/cancelled` naming its id, with the
+/// server's reason) before the call's result, and a late answer refused.
+/// And its negative: a question answered in time is never cancelled, and
+/// the answer reaches the remote handler.
+pub fn check_withdrawal_relayed(layer: McpServerLayer, asked: &Asked) {
+    // A deadline of its own, so that a withdrawal lost on the way fails
+    // the check (a cancellation for the wrong reason) instead of hanging.
+    let local_host = ToolHost::bind(
+        HostConfig::default()
+            .keep_alive(Duration::from_secs(60))
+            .call_timeout(Duration::from_secs(20)),
+    )
+    .unwrap();
+    let session = local_host.open_session(gateway(layer));
+    let (host, session) = (&local_host, &session);
+    let mut agent = McpClient::for_session(host, session);
+    agent.initialize_with("2025-11-25", json!({"elicitation": {}}));
+    let mcp_session = agent.session_id.clone().unwrap();
+
+    let mut events = call_stream(host, session, &mcp_session, 70, "remote_greet");
+    let question = events.next_message().expect("the relayed question");
+    crate::schema::assert_valid("2025-11-25", "ElicitRequest", &question);
+    assert_eq!(question["params"]["message"], "Your name?");
+    let reason = events.cancellation_of(&question["id"]);
+    assert!(
+        reason.contains("withdrawn by the MCP server") && reason.contains("deadline passed"),
+        "the server's own reason is passed on: {reason}"
+    );
+    let last = events.next_message().expect("the call's result");
+    assert_eq!(last["id"], 70, "{last}");
+    assert_eq!(last["result"]["isError"], true, "{last}");
+    assert_eq!(events.next_item(), Item::End);
+    let first = asked.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(
+        matches!(first, Err(AskError::Cancelled(_) | AskError::TimedOut)),
+        "the remote handler stopped waiting at its deadline, unanswered: {first:?}"
+    );
+    let late = agent
+        .post(&json!({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "decline"}}));
+    assert_eq!(late.status, 400, "the withdrawn question takes no answer");
+
+    let mut events = call_stream(host, session, &mcp_session, 71, "remote_greet");
+    let question = events.next_message().expect("the relayed question");
+    let answered = agent.post(&json!({"jsonrpc": "2.0", "id": question["id"],
+        "result": {"action": "accept", "content": {"name": "Ada"}}}));
+    assert_eq!(answered.status, 202);
+    let last = events.next_message().expect("the call's result");
+    assert_eq!(
+        last["id"], 71,
+        "no cancellation comes before the result of an answered question: {last}"
+    );
+    assert_eq!(last["result"]["content"][0]["text"], "Hello, \"Ada\"!");
+    assert!(matches!(
+        asked.recv_timeout(Duration::from_secs(10)).unwrap(),
+        Ok(Elicitation::Accept(_))
+    ));
 }

@@ -29,6 +29,8 @@ pub use interop::{python_sdk_server, python_sdk_stdio_server};
 pub use mcp::{
     ask, call_in, stateless_post, McpClient, JSON_HEADERS, REVISIONS, STATEFUL, STATELESS,
 };
-pub use sse::{get_stream, listen, sse_events, sse_messages, EventStream, Item, SseEvent};
+pub use sse::{
+    call_stream, get_stream, listen, sse_events, sse_messages, EventStream, Item, SseEvent,
+};
 pub use wait::wait_for;
 pub use wire::{Conn, Reply};

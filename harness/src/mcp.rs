@@ -80,10 +80,16 @@ impl McpClient {
 
     /// `initialize` + `notifications/initialized`; returns the result.
     pub fn initialize(&mut self, revision: &str) -> Value {
+        self.initialize_with(revision, json!({}))
+    }
+
+    /// [`initialize`](McpClient::initialize) declaring `capabilities`
+    /// (e.g. `{"elicitation": {}}`).
+    pub fn initialize_with(&mut self, revision: &str, capabilities: Value) -> Value {
         let id = self.id();
         let reply = self.post(
             &json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
-            "protocolVersion": revision, "capabilities": {},
+            "protocolVersion": revision, "capabilities": capabilities,
             "clientInfo": {"name": "toolhost-tests", "version": "1.0"}}}),
         );
         assert_eq!(

@@ -69,6 +69,18 @@ impl EventStream {
         }
     }
 
+    /// Reads the next message, which must be the schema-valid
+    /// `notifications/cancelled` (2025-11-25) of request `id`; returns its
+    /// reason.
+    pub fn cancellation_of(&mut self, id: &Value) -> String {
+        let notice = self.next_message().expect("the request's cancellation");
+        crate::schema::assert_valid("2025-11-25", "JSONRPCNotification", &notice);
+        crate::schema::assert_valid("2025-11-25", "CancelledNotification", &notice);
+        assert_eq!(notice["method"], "notifications/cancelled", "{notice}");
+        assert_eq!(&notice["params"]["requestId"], id, "{notice}");
+        notice["params"]["reason"].as_str().unwrap_or("").to_owned()
+    }
+
     /// The next event, comment or end of stream (bounded by the read timeout).
     pub fn next_item(&mut self) -> Item {
         loop {
@@ -180,6 +192,31 @@ pub fn get_stream(host: &ToolHost, session: &ToolSession, mcp_session: &str) -> 
             "GET /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nMcp-Session-Id: {mcp_session}\r\nAccept: text/event-stream\r\n\r\n",
             host.local_addr(),
             session.authorization()
+        ),
+    )
+}
+
+/// Calls `tool` as request `id` in MCP session `mcp_session` (revision
+/// 2025-11-25) on a connection of its own and returns the call's event
+/// stream, for tests that act while the call runs (answer its questions,
+/// cancel it).
+pub fn call_stream(
+    host: &ToolHost,
+    session: &ToolSession,
+    mcp_session: &str,
+    id: i64,
+    tool: &str,
+) -> EventStream {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                      "params": {"name": tool, "arguments": {}}})
+    .to_string();
+    EventStream::open(
+        host.local_addr(),
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nMcp-Session-Id: {mcp_session}\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+            host.local_addr(),
+            session.authorization(),
+            body.len()
         ),
     )
 }

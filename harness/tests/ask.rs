@@ -10,7 +10,7 @@ use toolhost::{
     AskError, Elicitation, HostConfig, InputRequest, StaticSurface, Tool, ToolHost, ToolOutcome,
     ToolSession,
 };
-use toolhost_tests::{schema, Conn, EventStream, Item, McpClient};
+use toolhost_tests::{call_stream, schema, Conn, EventStream, Item, McpClient};
 
 fn name_form() -> Value {
     json!({"type": "object", "properties": {"name": {"type": "string", "minLength": 1}}, "required": ["name"]})
@@ -65,23 +65,20 @@ fn stateful(host: &ToolHost, session: &ToolSession, capabilities: Value) -> McpC
     client
 }
 
-/// Starts `tool` on a raw connection and returns its event stream.
+/// Starts `tool` as request 50 on a raw connection and returns its event
+/// stream.
 fn start_call(
     host: &ToolHost,
     session: &ToolSession,
     client: &McpClient,
     tool: &str,
 ) -> EventStream {
-    let body = json!({"jsonrpc": "2.0", "id": 50, "method": "tools/call", "params": {"name": tool, "arguments": {}}}).to_string();
-    EventStream::open(
-        host.local_addr(),
-        &format!(
-            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nMcp-Session-Id: {}\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
-            host.local_addr(),
-            session.authorization(),
-            client.session_id.as_deref().unwrap(),
-            body.len()
-        ),
+    call_stream(
+        host,
+        session,
+        client.session_id.as_deref().unwrap(),
+        50,
+        tool,
     )
 }
 
@@ -205,15 +202,27 @@ fn a_client_without_the_capability_is_not_asked() {
 }
 
 #[test]
-fn cancellation_and_session_drop_wake_a_waiting_handler() {
+fn cancellation_and_session_drop_wake_a_waiting_handler_and_withdraw_its_question() {
     let (host, session, seen) = host(HostConfig::default());
     let mut client = stateful(&host, &session, json!({"elicitation": {}}));
     let mut events = start_call(&host, &session, &client, "greet");
-    events.next_message().unwrap();
+    let id = events.next_message().unwrap()["id"].clone();
     client.post(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 50, "reason": "stop"}}));
     assert_eq!(
         seen.recv_timeout(Duration::from_secs(10)).unwrap(),
         Err(AskError::Cancelled("stop".into()))
+    );
+    let reason = events.cancellation_of(&id);
+    assert_eq!(reason, "the tool call was cancelled: stop");
+    assert_eq!(
+        events.next_item(),
+        Item::End,
+        "a call its client cancelled gets no result"
+    );
+    assert_eq!(
+        answer(&mut client, &id, json!({"action": "decline"})),
+        400,
+        "a late answer to the withdrawn question is refused like an unknown id"
     );
 
     let mut events = start_call(&host, &session, &client, "greet");
@@ -224,6 +233,10 @@ fn cancellation_and_session_drop_wake_a_waiting_handler() {
         Err(AskError::Cancelled("the session was closed".into()))
     );
     assert_eq!(
+        events.cancellation_of(&id),
+        "the tool call was cancelled: the session was closed"
+    );
+    assert_eq!(
         answer(&mut client, &id, json!({"action": "decline"})),
         401,
         "late answers meet a dead bearer"
@@ -231,18 +244,69 @@ fn cancellation_and_session_drop_wake_a_waiting_handler() {
 }
 
 #[test]
-fn the_call_deadline_wakes_a_waiting_handler() {
+fn the_call_deadline_withdraws_the_open_question_before_the_timeout_answer() {
     let (host, session, seen) =
-        host(HostConfig::default().call_timeout(Duration::from_millis(100)));
-    let client = stateful(&host, &session, json!({"elicitation": {}}));
+        host(HostConfig::default().call_timeout(Duration::from_millis(300)));
+    let mut client = stateful(&host, &session, json!({"elicitation": {}}));
     let mut events = start_call(&host, &session, &client, "greet");
-    events.next_message().unwrap();
+    let id = events.next_message().unwrap()["id"].clone();
+    assert_eq!(
+        events.cancellation_of(&id),
+        "the tool call's deadline passed"
+    );
     let last = events.next_message().unwrap();
+    assert_eq!(last["id"], 50);
     assert_eq!(
         last["result"]["isError"], true,
-        "the client got the timeout"
+        "the client got the timeout after the cancellation"
     );
-    assert!(seen.recv_timeout(Duration::from_secs(10)).unwrap().is_err());
+    let waited = seen.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(
+        matches!(&waited, Err(AskError::TimedOut))
+            || waited == Err(AskError::Cancelled("the call's deadline passed".into())),
+        "the handler hears of the deadline, not of a lost stream: {waited:?}"
+    );
+    assert_eq!(
+        answer(&mut client, &id, json!({"action": "decline"})),
+        400,
+        "a late answer is refused like an unknown id"
+    );
+}
+
+#[test]
+fn an_answered_question_is_never_cancelled_even_when_the_deadline_follows() {
+    let host =
+        ToolHost::bind(HostConfig::default().call_timeout(Duration::from_millis(400))).unwrap();
+    let surface = StaticSurface::new()
+        .tool(
+            Tool::new("greet_then_wait", "Asks, then works past the deadline."),
+            |_, ctx| {
+                let answer = ctx.elicit("What is your name?", name_form());
+                while !ctx.is_cancelled() {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                ToolOutcome::text(format!("{answer:?}"))
+            },
+        )
+        .unwrap();
+    let session = host.open_session(surface);
+    let mut client = stateful(&host, &session, json!({"elicitation": {}}));
+    let mut events = start_call(&host, &session, &client, "greet_then_wait");
+    let id = events.next_message().unwrap()["id"].clone();
+    assert_eq!(
+        answer(
+            &mut client,
+            &id,
+            json!({"action": "accept", "content": {"name": "Ada"}})
+        ),
+        202
+    );
+    let last = events.next_message().unwrap();
+    assert_eq!(
+        last["id"], 50,
+        "the timeout answer comes with no cancellation of the answered question: {last}"
+    );
+    assert_eq!(last["result"]["isError"], true);
 }
 
 fn stateless_call(
@@ -415,4 +479,46 @@ fn a_schema_mcp_does_not_allow_for_elicitation_is_never_sent() {
         seen.lock().unwrap().take(),
         Some(Err(AskError::InvalidRequest(_)))
     ));
+}
+
+#[test]
+fn when_one_question_of_an_ask_fails_the_others_are_withdrawn_and_it_is_not() {
+    let host = ToolHost::bind(HostConfig::default()).unwrap();
+    let surface = StaticSurface::new()
+        .tool(Tool::new("two", "Asks two questions at once."), |_, ctx| {
+            let sample = json!({"messages": [{"role": "user", "content": {"type": "text", "text": "?"}}], "maxTokens": 5});
+            match ctx.ask(vec![InputRequest::elicit("Name?", name_form()), InputRequest::sample(sample)]) {
+                Ok(answers) => ToolOutcome::text(format!("{answers:?}")),
+                Err(err) => err.into(),
+            }
+        })
+        .unwrap();
+    let session = host.open_session(surface);
+    let mut client = stateful(&host, &session, json!({"elicitation": {}, "sampling": {}}));
+    let mut events = start_call(&host, &session, &client, "two");
+    let first = events.next_message().unwrap()["id"].clone();
+    let second = events.next_message().unwrap()["id"].clone();
+    let refusal = client
+        .post(&json!({"jsonrpc": "2.0", "id": first, "error": {"code": -1, "message": "no"}}));
+    assert_eq!(refusal.status, 202);
+    let reason = events.cancellation_of(&second);
+    assert!(
+        reason.contains("refused") && reason.contains("no"),
+        "{reason}"
+    );
+    let last = events.next_message().unwrap();
+    assert_eq!(
+        last["id"], 50,
+        "the refused question itself is not cancelled: {last}"
+    );
+    assert_eq!(last["result"]["isError"], true);
+    assert_eq!(
+        answer(
+            &mut client,
+            &second,
+            json!({"role": "assistant", "content": {"type": "text", "text": "x"}, "model": "m"})
+        ),
+        400,
+        "the withdrawn question takes no answer"
+    );
 }

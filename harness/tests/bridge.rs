@@ -13,7 +13,9 @@ use toolhost::{
     surface_fn, Event, HostConfig, LogLevel, McpServerLayer, StaticSurface, Tool, ToolHost,
     ToolOutcome, ToolRegistry, ToolSession,
 };
-use toolhost_tests::bridged::{check_python_sdk_bridged, gateway};
+use toolhost_tests::bridged::{
+    asking_remote, check_python_sdk_bridged, check_withdrawal_relayed, gateway,
+};
 use toolhost_tests::{get_stream, wait_for, EventLog, McpClient};
 
 fn host() -> ToolHost {
@@ -511,4 +513,15 @@ fn the_python_sdk_server_is_bridged_beside_the_local_tools_in_both_eras() {
         let session = local_host.open_session(gateway(layer));
         check_python_sdk_bridged(&mut session.client().unwrap(), &format!("{era:?}"));
     }
+}
+
+#[test]
+fn a_question_the_http_server_withdraws_is_withdrawn_from_the_agent_and_an_answered_one_is_not() {
+    // The remote's deadline passes while its question waits: its host
+    // cancels the question on the call's event stream, which the layer's
+    // client keeps reading while the agent is asked, and the layer
+    // withdraws the question it relayed.
+    let (_remote_host, remote, asked) = asking_remote(Duration::from_millis(1500));
+    let layer = stateful_layer_of(&remote).connect().unwrap();
+    check_withdrawal_relayed(layer, &asked);
 }

@@ -17,7 +17,9 @@ use toolhost::{
     Elicitation, Event, HostConfig, Icon, LogLevel, McpServerLayer, StaticSurface, Tool,
     ToolAnnotations, ToolHost, ToolOutcome, ToolRegistry, ToolSession,
 };
-use toolhost_tests::bridged::{app, check_python_sdk_bridged, gateway};
+use toolhost_tests::bridged::{
+    app, asking_remote, check_python_sdk_bridged, check_withdrawal_relayed, gateway,
+};
 use toolhost_tests::{get_stream, wait_for, EventLog, McpClient};
 
 fn host() -> ToolHost {
@@ -527,4 +529,13 @@ fn a_launcher_killed_alone_is_a_server_gone_and_what_it_started_is_ended_too() {
     wait_for("the orphaned server to be ended", || {
         !process_exists(server)
     });
+}
+
+#[test]
+fn a_question_the_stdio_server_withdraws_is_withdrawn_from_the_agent_and_an_answered_one_is_not() {
+    // The remote's deadline passes while its question waits: its host
+    // cancels the question on the call's stream, the relay writes that to
+    // its stdout, and the layer withdraws the question it relayed.
+    let (_remote_host, remote, asked) = asking_remote(Duration::from_millis(1500));
+    check_withdrawal_relayed(layer_of(&remote), &asked);
 }

@@ -19,38 +19,38 @@
 //! [`SessionLink`]s of `on_open`), exactly as a
 //! [`ToolRegistry`](crate::ToolRegistry) does.
 
+mod forward;
 mod http;
+mod signal;
+mod snapshot;
 mod stdio;
 
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Condvar, Mutex, RwLock, Weak};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::call::ask::InputRequest;
 use crate::call::context::CallContext;
 use crate::call::link::{Links, SessionLink};
 use crate::call::surface::ToolSurface;
 use crate::client::{
-    CallOptions, CancelHandle, Client, ClientBuilder, ClientError, Refusal, ServerRequest,
-    StdioServer, ToolInfo, ToolResult,
+    CallOptions, CancelHandle, Client, ClientBuilder, ClientError, StdioServer, ToolInfo,
+    ToolResult,
 };
 use crate::event::{Event, LOG_TARGET};
-use crate::model::{Icon, LogLevel, Tool, ToolAnnotations, ToolOutcome};
+use crate::model::{LogLevel, Tool, ToolOutcome};
 use crate::sync::lock;
 
 use http::Pool;
+use signal::{keep_fresh, Signal};
+use snapshot::{read, Snapshot, MAX_NAME};
 use stdio::Respawning;
 
 /// How often a layer asks its server for the tool list, unless
 /// [`McpServerBuilder::refresh_every`] says otherwise.
 pub const DEFAULT_SERVER_REFRESH: Duration = Duration::from_secs(30);
-
-/// The longest name every major model API accepts for a function.
-const MAX_NAME: usize = 64;
 
 /// How long the watch of the server's stream waits before opening it again.
 const RETRY: Duration = Duration::from_secs(1);
@@ -76,6 +76,10 @@ const RETRY: Duration = Duration::from_secs(1);
 /// cancellation to the server; relays the server's questions
 /// (elicitation, sampling, roots) to the agent when the agent declared the
 /// capability and speaks a stateful revision, and refuses them otherwise;
+/// relays the server's withdrawal of such a question (its
+/// `notifications/cancelled`) to the agent as the cancellation of the
+/// relayed one, and the host's own abandonment of it (the agent's call
+/// cancelled, its deadline passed) as well;
 /// and passes the result through unchanged ([`ToolOutcome::relayed`]). A
 /// server that fails or is gone gives the agent a tool error that says so,
 /// and the event hook the detail; the session's other tools keep serving.
@@ -162,84 +166,6 @@ const MAX_EARLY_EVENTS: usize = 64;
 enum Transport {
     Http(Pool),
     Stdio(Respawning),
-}
-
-/// The server's tools as last listed: each exposed tool with the name the
-/// server knows it by.
-#[derive(Default)]
-struct Snapshot {
-    tools: Vec<Tool>,
-    remote: HashMap<String, (Tool, String)>,
-    /// The definitions as listed, to tell whether a refresh changed them.
-    definitions: Vec<Value>,
-}
-
-/// What the layer's threads wait on: set when the last handle is dropped
-/// (stop), or when the tools should be listed again now (a stdio server's
-/// list change, a restart).
-#[derive(Default)]
-struct Signal {
-    flags: Mutex<Flags>,
-    woken: Condvar,
-}
-
-#[derive(Default)]
-struct Flags {
-    stopped: bool,
-    refresh: bool,
-}
-
-impl Signal {
-    fn stop(&self) {
-        lock(&self.flags).stopped = true;
-        self.woken.notify_all();
-    }
-
-    fn want_refresh(&self) {
-        lock(&self.flags).refresh = true;
-        self.woken.notify_all();
-    }
-
-    /// Waits up to `delay`, cut short by a stop; `true` when stopped.
-    fn pause(&self, delay: Duration) -> bool {
-        let flags = lock(&self.flags);
-        let (flags, _) = self
-            .woken
-            .wait_timeout_while(flags, delay, |flags| !flags.stopped)
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        flags.stopped
-    }
-
-    /// Waits until the next refresh is due — `interval` passed, or a
-    /// refresh wanted — `false` when stopped instead.
-    fn next_refresh(&self, interval: Option<Duration>) -> bool {
-        let deadline = interval.map(|interval| Instant::now() + interval);
-        let mut flags = lock(&self.flags);
-        loop {
-            if flags.stopped {
-                return false;
-            }
-            if std::mem::take(&mut flags.refresh) {
-                return true;
-            }
-            flags = match deadline {
-                None => self
-                    .woken
-                    .wait(flags)
-                    .unwrap_or_else(std::sync::PoisonError::into_inner),
-                Some(deadline) => {
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        return true;
-                    }
-                    self.woken
-                        .wait_timeout(flags, left)
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .0
-                }
-            };
-        }
-    }
 }
 
 impl McpServerLayer {
@@ -431,15 +357,6 @@ impl McpServerBuilder {
     }
 }
 
-/// The refresh thread: lists the server's tools every `interval` (if any)
-/// and whenever a refresh is wanted, until the layer is dropped.
-fn keep_fresh(layer: &Weak<Inner>, signal: &Signal, interval: Option<Duration>) {
-    while signal.next_refresh(interval) {
-        let Some(layer) = layer.upgrade() else { return };
-        layer.refresh_reporting("");
-    }
-}
-
 impl Drop for Inner {
     fn drop(&mut self) {
         self.watching.cancel();
@@ -523,28 +440,11 @@ impl Inner {
         if read(&self.snapshot).definitions == definitions {
             return Ok(false);
         }
-        let mut snapshot = Snapshot {
+        let (snapshot, skipped) = Snapshot::of(
+            listed,
             definitions,
-            ..Snapshot::default()
-        };
-        let mut skipped = Vec::new();
-        for info in listed {
-            let exposed = if self.qualified {
-                format!("{}_{}", self.name, info.name)
-            } else {
-                info.name.clone()
-            };
-            if !valid_name(&exposed)
-                || exposed.len() > MAX_NAME
-                || snapshot.remote.contains_key(&exposed)
-            {
-                skipped.push(info.name);
-                continue;
-            }
-            let tool = exposed_tool(&exposed, &info);
-            snapshot.tools.push(tool.clone());
-            snapshot.remote.insert(exposed, (tool, info.name));
-        }
+            self.qualified.then_some(self.name.as_str()),
+        );
         *self
             .snapshot
             .write()
@@ -594,124 +494,6 @@ impl Inner {
             _ => log::log!(target: LOG_TARGET, event.level(), "{event}"),
         }
     }
-
-    fn forward(&self, remote: &str, args: &Value, ctx: &CallContext) -> ToolOutcome {
-        let cancel = CancelHandle::new();
-        // The host's cancellation wakes the client's call, which blocks on
-        // its socket (a handle cancelled after the call ended touches
-        // nothing: the call has let go of its socket).
-        let canceller = cancel.clone();
-        ctx.cancel.on_cancel(Box::new(move || canceller.cancel()));
-        let mut options = CallOptions::new()
-            .cancel_with(&cancel)
-            .on_progress(|p| ctx.progress(p.progress, p.total, p.message.as_deref()))
-            .on_log(|message| match &message.logger {
-                Some(logger) => ctx.log_as(message.level, logger, message.data.clone()),
-                None => ctx.log(message.level, message.data.clone()),
-            })
-            .on_request(|request| ask_agent(ctx, request));
-        if let Some(deadline) = ctx.deadline() {
-            options = options.timeout(deadline.saturating_duration_since(Instant::now()));
-        }
-        match self.call_remote(remote, args, options) {
-            Ok(result) => ToolOutcome::relayed(result.raw),
-            Err(ClientError::Cancelled) => {
-                ToolOutcome::declined("The call was cancelled; the server was told to stop.")
-            }
-            // The standard JSON-RPC errors are the server's verdict on the
-            // call itself (invalid params, an unknown tool): the model may
-            // correct the call. Other codes say the server cannot serve.
-            Err(ClientError::Rpc { code, message, .. }) if (-32700..=-32600).contains(&code) => {
-                ToolOutcome::declined(format!(
-                    "The MCP server {:?} refused the call (error {code}): {message}",
-                    self.name
-                ))
-            }
-            // In 2026-07-28 the server's question ends the call when it
-            // cannot be answered: the agent could not be asked.
-            Err(ClientError::Unanswered {
-                method,
-                problem,
-                cause: None,
-            }) => ToolOutcome::declined(format!(
-                "The MCP server {:?} needed an answer to {method} from the agent, which could not be asked: {problem}",
-                self.name
-            )),
-            Err(err) => {
-                self.report(format!(
-                    "MCP server {:?}: tools/call of {remote:?} failed: {err}",
-                    self.name
-                ));
-                ToolOutcome::declined(format!(
-                    "The MCP server {:?} that provides this tool is unavailable or failed, so the call did not complete. The other tools still work; try this one again later.",
-                    self.name
-                ))
-            }
-        }
-    }
-}
-
-/// Puts the server's question to the agent when the agent can answer it;
-/// refuses it otherwise.
-fn ask_agent(ctx: &CallContext, request: &ServerRequest) -> Result<Value, Refusal> {
-    if ctx.revision().is_stateless() {
-        // A 2026-07-28 agent answers by calling again, which would forward
-        // the call to the server a second time.
-        return Err(Refusal::new(
-            "the agent speaks 2026-07-28, whose answers would repeat the call; it is not asked",
-        ));
-    }
-    let Some(question) = InputRequest::relayed(&request.method, request.params.clone()) else {
-        return Err(Refusal::new(format!(
-            "{} is not relayed to the agent",
-            request.method
-        )));
-    };
-    match ctx.ask(vec![question]) {
-        Ok(mut answers) if !answers.is_empty() => Ok(answers.remove(0)),
-        Ok(_) => Err(Refusal::new("the agent gave no answer")),
-        Err(err) => Err(Refusal::new(err.to_string())),
-    }
-}
-
-/// The server's tool as this host lists it: the exposed name, with the
-/// server's description, title, schemas, annotations, icons and `_meta`
-/// (each sent on to the agent where its revision has them).
-fn exposed_tool(exposed: &str, info: &ToolInfo) -> Tool {
-    let mut tool = Tool::new(exposed, info.description.clone().unwrap_or_default())
-        .input_schema(info.input_schema().clone());
-    if let Some(title) = &info.title {
-        tool = tool.title(title.clone());
-    }
-    if let Some(schema) = info.output_schema() {
-        tool = tool.output_schema(schema.clone());
-    }
-    if let Some(annotations) = info.definition.get("annotations").filter(|a| a.is_object()) {
-        tool = tool.annotations(ToolAnnotations::from_json(annotations));
-    }
-    let icons = info.definition.get("icons").and_then(Value::as_array);
-    for icon in icons.into_iter().flatten().filter_map(Icon::from_json) {
-        tool = tool.icon(icon);
-    }
-    if let Some(Value::Object(meta)) = info.definition.get("_meta") {
-        tool = tool.meta(meta.clone());
-    }
-    tool
-}
-
-/// Letters, digits, `_` and `-`: what every major model API accepts in a
-/// function name, and a subset of MCP's tool-name characters.
-fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
-
-fn read(snapshot: &RwLock<Snapshot>) -> std::sync::RwLockReadGuard<'_, Snapshot> {
-    snapshot
-        .read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl ToolSurface for McpServerLayer {

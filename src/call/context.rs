@@ -185,7 +185,37 @@ impl CallContext {
     /// results: an elicitation's `{action, content}`, a `CreateMessageResult`,
     /// a `ListRootsResult`). In 2026-07-28 the client gets all the
     /// unanswered ones in one `input_required` round.
+    ///
+    /// In the stateful revisions a question the handler stops waiting for
+    /// before its answer — the call was cancelled, its deadline passed, or
+    /// another question of the same `ask` failed — is cancelled on the
+    /// call's stream (`notifications/cancelled` naming it, with the
+    /// reason), so the client stops asking its user or model; an answer
+    /// that comes after that is refused like one to an unknown id.
     pub fn ask(&self, requests: Vec<InputRequest>) -> Result<Vec<Value>, AskError> {
+        self.ask_until(requests, None)
+    }
+
+    /// Puts a question asked by another MCP server to this call's client
+    /// and waits for the answer, as [`ask`](CallContext::ask) does, until
+    /// `withdrawn` says the server withdrew it: the wait then ends with
+    /// [`AskError::Withdrawn`], and the client is told the question is
+    /// cancelled.
+    #[cfg(feature = "client")]
+    pub(crate) fn ask_relayed(
+        &self,
+        question: InputRequest,
+        withdrawn: super::ask::Withdrawn<'_>,
+    ) -> Result<Value, AskError> {
+        let mut answers = self.ask_until(vec![question], Some(withdrawn))?;
+        answers.pop().ok_or(AskError::Disconnected)
+    }
+
+    fn ask_until(
+        &self,
+        requests: Vec<InputRequest>,
+        withdrawn: Option<super::ask::Withdrawn<'_>>,
+    ) -> Result<Vec<Value>, AskError> {
         for request in &requests {
             let capability = request.capability();
             if !self.declared(capability) {
@@ -199,7 +229,13 @@ impl CallContext {
             }
             Some(Asking::Stream) => {
                 let talk = self.talk.as_ref().ok_or(AskError::Disconnected)?;
-                super::ask::on_stream(&*talk.link, &self.cancel, self.deadline, requests)
+                super::ask::on_stream(
+                    &*talk.link,
+                    &self.cancel,
+                    self.deadline,
+                    requests,
+                    withdrawn,
+                )
             }
             None => Err(AskError::Disconnected),
         }

@@ -50,6 +50,19 @@ pub(crate) trait CallLink: Send + Sync {
 
     /// Stops waiting for the answer to request `id`.
     fn forget_answer(&self, id: &str);
+
+    /// Sends question `id` (a JSON-RPC request, its answer already
+    /// expected) on the call's stream; it stays open until it is answered
+    /// and forgotten, or abandoned. `Err(Gone)` when the client has gone
+    /// away.
+    fn ask(&self, id: &str, message: &Value) -> Result<(), Gone>;
+
+    /// Gives question `id` up before its answer: when it is still open on
+    /// the call's stream, the client is told (`notifications/cancelled`
+    /// with `reason`), since MCP lets the sender of a request cancel it;
+    /// and its answer is no longer waited for, so a late one is refused
+    /// like an unknown id.
+    fn abandon(&self, id: &str, reason: &str);
 }
 
 /// Called once when a call is cancelled: how the runtime hears of it

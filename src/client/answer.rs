@@ -20,9 +20,12 @@
 //!
 //! This file holds the shapes and decisions, with no I/O.
 
+use std::sync::{Arc, Mutex};
+
 use serde_json::{Map, Value};
 
 use super::error::ClientError;
+use crate::sync::lock;
 
 /// Rounds of `input_required` answered for one call before giving up: a
 /// tool that still asks after that is most likely asking in a loop.
@@ -48,7 +51,7 @@ const METHOD_NOT_FOUND: i64 = -32601;
 /// }
 /// # let _ = answer;
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct ServerRequest {
     /// The JSON-RPC method: `elicitation/create`, `sampling/createMessage`
@@ -58,6 +61,91 @@ pub struct ServerRequest {
     /// elicitation `message` and `requestedSchema`, for sampling `messages`
     /// and `maxTokens`, ….
     pub params: Value,
+    withdrawal: Withdrawal,
+}
+
+impl ServerRequest {
+    pub(crate) fn new(method: String, params: Value) -> ServerRequest {
+        ServerRequest {
+            method,
+            params,
+            withdrawal: Withdrawal::default(),
+        }
+    }
+
+    /// `Some(reason)` once the server has withdrawn the question — sent
+    /// `notifications/cancelled` naming it, with its reason or none (then
+    /// empty) — while the handler was still working on the answer. The
+    /// answer is then no longer wanted and is not sent, so a handler that
+    /// waits on someone (a user, a model, another client) may stop
+    /// waiting and return at once.
+    ///
+    /// A stdio server's withdrawal is seen at once, since the client reads
+    /// the server's output on a thread of its own. Over Streamable HTTP the
+    /// call's event stream is not read while an
+    /// [`on_request`](super::CallOptions::on_request) handler runs, so
+    /// there this stays `None` (toolhost's own bridge answers beside the
+    /// stream, and sees it).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use serde_json::json;
+    /// use toolhost::client::{Refusal, ServerRequest};
+    ///
+    /// /// Waits for a person's answer from `inbox`, unless the server gives up first.
+    /// fn answer(request: &ServerRequest, inbox: &std::sync::mpsc::Receiver<String>) -> Result<serde_json::Value, Refusal> {
+    ///     loop {
+    ///         if let Some(reason) = request.withdrawn() {
+    ///             return Err(Refusal::new(format!("withdrawn: {reason}")));
+    ///         }
+    ///         if let Ok(name) = inbox.recv_timeout(Duration::from_millis(50)) {
+    ///             return Ok(json!({"action": "accept", "content": {"name": name}}));
+    ///         }
+    ///     }
+    /// }
+    /// # let _ = answer;
+    /// ```
+    pub fn withdrawn(&self) -> Option<String> {
+        self.withdrawal.reason()
+    }
+
+    /// The flag the transport raises when the server withdraws this
+    /// question.
+    pub(crate) fn withdrawal(&self) -> &Withdrawal {
+        &self.withdrawal
+    }
+}
+
+/// Two questions are equal by what they ask; whether one was withdrawn is
+/// its state, not what it is.
+impl PartialEq for ServerRequest {
+    fn eq(&self, other: &ServerRequest) -> bool {
+        self.method == other.method && self.params == other.params
+    }
+}
+
+/// Whether the server withdrew a question, and why: raised by the transport
+/// that reads the server's `notifications/cancelled`, read by the handler.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Withdrawal(Arc<Mutex<Option<String>>>);
+
+impl Withdrawal {
+    /// Marks the question withdrawn; the first reason stays.
+    pub(crate) fn withdraw(&self, reason: String) {
+        lock(&self.0).get_or_insert(reason);
+    }
+
+    pub(crate) fn reason(&self) -> Option<String> {
+        lock(&self.0).clone()
+    }
+}
+
+/// The reason a `notifications/cancelled` gives (empty when none) and the
+/// request id it names, if it names one.
+pub(crate) fn cancelled_request(params: &Value) -> Option<(&Value, String)> {
+    let id = params.get("requestId")?;
+    let reason = params.get("reason").and_then(Value::as_str).unwrap_or("");
+    Some((id, reason.to_owned()))
 }
 
 /// A handler's "no" to a [`ServerRequest`].
@@ -101,6 +189,12 @@ pub(crate) type Answerer<'a> = dyn FnMut(&ServerRequest) -> Result<Value, Refusa
 
 /// The answering function a call's options own.
 pub(crate) type RequestHandler<'a> = Box<Answerer<'a>>;
+
+/// An answering function that may run on a thread of its own, one per
+/// question, while the call's event stream keeps being read (`wire.rs`):
+/// how a handler over HTTP sees [`ServerRequest::withdrawn`].
+pub(crate) type SharedHandler<'a> =
+    Arc<dyn Fn(&ServerRequest) -> Result<Value, Refusal> + Send + Sync + 'a>;
 
 /// The JSON-RPC response to the server's request `id` (stateful revisions).
 pub(crate) fn response_body(id: &Value, answer: Result<Value, Refusal>) -> Vec<u8> {
@@ -192,7 +286,7 @@ fn read_input_request(key: &str, request: Value) -> Result<ServerRequest, Client
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(params) => params,
     };
-    Ok(ServerRequest { method, params })
+    Ok(ServerRequest::new(method, params))
 }
 
 impl InputRound {
@@ -282,17 +376,11 @@ mod tests {
             [
                 (
                     "where".to_owned(),
-                    ServerRequest {
-                        method: "roots/list".into(),
-                        params: json!({})
-                    }
+                    ServerRequest::new("roots/list".into(), json!({}))
                 ),
                 (
                     "who".to_owned(),
-                    ServerRequest {
-                        method: "elicitation/create".into(),
-                        params: json!({"message": "?"})
-                    }
+                    ServerRequest::new("elicitation/create".into(), json!({"message": "?"}))
                 ),
             ]
         );

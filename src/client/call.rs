@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::answer::{Refusal, RequestHandler, ServerRequest};
+use super::answer::{Refusal, RequestHandler, ServerRequest, SharedHandler};
 use super::error::ClientError;
 use crate::model::LogLevel;
 use crate::sync::lock;
@@ -108,6 +108,9 @@ pub struct CallOptions<'a> {
     pub(crate) on_progress: Option<ProgressCallback<'a>>,
     pub(crate) on_log: Option<LogCallback<'a>>,
     pub(crate) on_request: Option<RequestHandler<'a>>,
+    /// The same handler as `on_request`, when it may answer beside the
+    /// stream ([`CallOptions::on_request_beside_stream`]).
+    pub(crate) on_request_shared: Option<SharedHandler<'a>>,
     pub(crate) cancel: Option<CancelHandle>,
     pub(crate) timeout: Option<Duration>,
 }
@@ -201,6 +204,25 @@ impl<'a> CallOptions<'a> {
         self
     }
 
+    /// [`on_request`](CallOptions::on_request) for a handler that may run
+    /// on a thread of its own, one per question, while the call's event
+    /// stream keeps being read (stateful revisions over HTTP): so it can
+    /// see the server withdraw the question ([`ServerRequest::withdrawn`])
+    /// while it waits. The thread is started only when a question comes;
+    /// when the call ends, every question still being answered is
+    /// withdrawn, so that the handler stops waiting. Over stdio, and for
+    /// 2026-07-28 rounds, it runs as `on_request` does.
+    pub(crate) fn on_request_beside_stream(
+        mut self,
+        handler: impl Fn(&ServerRequest) -> Result<Value, Refusal> + Send + Sync + 'a,
+    ) -> CallOptions<'a> {
+        let shared: SharedHandler<'a> = Arc::new(handler);
+        let inline = Arc::clone(&shared);
+        self.on_request = Some(Box::new(move |request| inline(request)));
+        self.on_request_shared = Some(shared);
+        self
+    }
+
     /// Lets `handle` (or any clone of it) cancel the call from another
     /// thread, or from the progress callback.
     #[must_use]
@@ -225,6 +247,7 @@ impl fmt::Debug for CallOptions<'_> {
             .field("on_progress", &self.on_progress.is_some())
             .field("on_log", &self.on_log.is_some())
             .field("on_request", &self.on_request.is_some())
+            .field("on_request_shared", &self.on_request_shared.is_some())
             .field("cancel", &self.cancel)
             .field("timeout", &self.timeout)
             .finish()

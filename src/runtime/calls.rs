@@ -21,7 +21,7 @@ use super::signer::fingerprint;
 use super::table::{CallTicket, SessionEntry};
 use super::timer::{JobId, Timer};
 use super::{Job, Outlet, Runtime};
-use crate::call::ask::Asking;
+use crate::call::ask::{self, Asking};
 use crate::call::context::{CallContext, Talk};
 use crate::call::panic_message;
 use crate::call::port::{Answer, CallLink, Cancellation, Gone};
@@ -38,6 +38,35 @@ struct Link {
     entry: Arc<SessionEntry>,
     hub: Arc<Hub>,
     mcp_session: Option<String>,
+    questions: Questions,
+}
+
+/// The ids of the questions a call has sent on its stream and not yet
+/// forgotten: shared with its deadline, which abandons them before it
+/// answers the call. Held while a question or its cancellation is written,
+/// so that a question never follows the call's answer unannounced, nor its
+/// cancellation precedes it.
+type Questions = Arc<Mutex<Vec<String>>>;
+
+/// Forgets the open questions (`only` that one, when given), telling the
+/// client of each it has not answered yet that it is abandoned, and why.
+fn abandon_questions(
+    open: &mut Vec<String>,
+    only: Option<&str>,
+    entry: &SessionEntry,
+    outlet: &dyn Outlet,
+    reason: &str,
+) {
+    open.retain(|id| {
+        if only.is_some_and(|only| only != id) {
+            return true;
+        }
+        // `false` when the client's answer came first: nothing to cancel.
+        if entry.forget_answer(id) {
+            let _ = outlet.notify(&ask::abandoned_notice(id, reason));
+        }
+        false
+    });
 }
 
 impl CallLink for Link {
@@ -59,6 +88,23 @@ impl CallLink for Link {
 
     fn forget_answer(&self, id: &str) {
         self.entry.forget_answer(id);
+        lock(&self.questions).retain(|open| open != id);
+    }
+
+    fn ask(&self, id: &str, message: &Value) -> Result<(), Gone> {
+        let mut open = lock(&self.questions);
+        self.outlet.notify(message)?;
+        open.push(id.to_owned());
+        Ok(())
+    }
+
+    fn abandon(&self, id: &str, reason: &str) {
+        let mut open = lock(&self.questions);
+        if open.iter().any(|open| open == id) {
+            abandon_questions(&mut open, Some(id), &self.entry, &*self.outlet, reason);
+        } else {
+            self.entry.forget_answer(id);
+        }
     }
 }
 
@@ -197,11 +243,13 @@ impl Runtime {
         };
         let ticket = entry.admit(key).ok_or(StepResult::Revoked)?;
         let caller = &job.work.caller;
+        let questions = Questions::default();
         let link = Link {
             outlet: Arc::clone(&job.outlet),
             entry: Arc::clone(entry),
             hub: Arc::clone(&self.hub),
             mcp_session: caller.session_id.clone(),
+            questions: Arc::clone(&questions),
         };
         let admitted_at = Instant::now();
         let ctx = CallContext {
@@ -214,7 +262,13 @@ impl Runtime {
             capabilities: caller.capabilities.clone(),
             asking: Some(asking),
         };
-        let watch = self.watch(&tool, &ctx, &job.outlet, &ticket.cancel, admitted_at);
+        let watch = self.watch(
+            &tool,
+            &ctx,
+            (&job.outlet, entry, &questions),
+            &ticket.cancel,
+            admitted_at,
+        );
         Ok(Admitted {
             tool,
             arguments,
@@ -283,7 +337,8 @@ impl Runtime {
     }
 
     /// Starts what runs beside a call: at the deadline (when the host sets
-    /// one) the call is cancelled and the client answered with a tool error,
+    /// one) the questions the call still waits on are cancelled, the call
+    /// is cancelled and the client answered with a tool error,
     /// although a running handler runs on until it returns, holding its
     /// slot; a report to the event hook once the call has run for the
     /// reporting threshold; and, once the call has been quiet for the
@@ -294,7 +349,7 @@ impl Runtime {
         &self,
         tool: &Tool,
         ctx: &CallContext,
-        outlet: &Arc<dyn Outlet>,
+        (outlet, entry, questions): (&Arc<dyn Outlet>, &Arc<SessionEntry>, &Questions),
         cancel: &Arc<Cancellation>,
         admitted_at: Instant,
     ) -> Watch {
@@ -307,6 +362,8 @@ impl Runtime {
                 limit.as_millis(),
             );
             let outlet = Arc::downgrade(outlet);
+            let entry = Arc::clone(entry);
+            let questions = Arc::clone(questions);
             let cancel = Arc::clone(cancel);
             let hook = self.server.hook.clone();
             let name = tool.name().to_owned();
@@ -315,13 +372,18 @@ impl Runtime {
                     return;
                 };
                 // Reported, answered, then cancelled: the hook hears of it
-                // first, the client reads why its call ended, and a waiting
-                // call then leaves the line with its answer already given.
+                // first, the client reads why its call ended (after the
+                // cancellation of each question it was still asked, which
+                // could not follow the answer), and a waiting call then
+                // leaves the line with its answer already given.
                 emit(hook.as_ref(), || Event::CallTimedOut {
                     tool: name,
                     after: limit,
                 });
+                let mut open = lock(&questions);
+                abandon_questions(&mut open, None, &entry, &*outlet, ask::DEADLINE_PASSED);
                 outlet.answer(&message);
+                drop(open);
                 cancel.cancel("the call's deadline passed", false);
             }));
         }

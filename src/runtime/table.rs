@@ -297,9 +297,10 @@ impl SessionEntry {
         answer
     }
 
-    /// Stops waiting for request `id`.
-    pub(crate) fn forget_answer(&self, id: &str) {
-        lock(&self.asks).remove(id);
+    /// Stops waiting for request `id`; `true` when it was still waiting
+    /// (no answer had come).
+    pub(crate) fn forget_answer(&self, id: &str) -> bool {
+        lock(&self.asks).remove(id).is_some()
     }
 
     /// Hands a client's answer (a JSON-RPC response) to the handler awaiting

@@ -411,8 +411,13 @@ impl StdioClient {
                         Some(handler) => handler(&request),
                         None => Err(Refusal::unhandled(&request.method)),
                     };
-                    // A server gone shows as the end of its output.
-                    let _ = self.router.send(response_body(&asked, answer));
+                    self.router.question_done(&asked);
+                    // A withdrawn question's answer is not wanted (MCP: no
+                    // response to a cancelled request); a server gone shows
+                    // as the end of its output.
+                    if request.withdrawn().is_none() {
+                        let _ = self.router.send(response_body(&asked, answer));
+                    }
                 }
                 Delivery::Cancelled => {
                     self.cancelled(id, "cancelled by the client");

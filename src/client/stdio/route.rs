@@ -11,6 +11,9 @@
 //!   agent's question, or log, to another agent's call; so with no call or
 //!   several in flight a question is refused with a JSON-RPC error and a
 //!   log message is dropped. `ping` is answered here, at once.
+//! - `notifications/cancelled` naming a question handed to a call
+//!   withdraws it ([`ServerRequest::withdrawn`]): the call's handler may
+//!   stop waiting, and its answer is not sent.
 //! - `notifications/tools/list_changed` calls the client's callback.
 //! - The end of the server's output, or the exit of its process (which a
 //!   launcher's orphaned child may outlive, holding the output open), fails
@@ -24,7 +27,7 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 
 use crate::child::Input;
-use crate::client::answer::{response_body, Refusal, ServerRequest};
+use crate::client::answer::{cancelled_request, response_body, Refusal, ServerRequest, Withdrawal};
 use crate::client::call::{LogMessage, Progress};
 use crate::client::rpc::read_error;
 use crate::model::jsonrpc::RpcError;
@@ -66,6 +69,9 @@ struct Waiting {
 struct State {
     next_id: u64,
     waiting: HashMap<u64, Waiting>,
+    /// The questions handed to a call and not yet answered, by their id as
+    /// JSON text: the call's id, and the flag a withdrawal raises.
+    questions: HashMap<String, (u64, Withdrawal)>,
     /// Why the server is gone, once it is.
     closed: Option<String>,
     /// The last line the server wrote to stderr.
@@ -125,9 +131,17 @@ impl Router {
         Ok(id)
     }
 
-    /// Stops delivering to request `id` (answered, cancelled or given up).
+    /// Stops delivering to request `id` (answered, cancelled or given up),
+    /// and forgets the questions it was handed.
     pub(super) fn unregister(&self, id: u64) {
-        lock(&self.state).waiting.remove(&id);
+        let mut state = lock(&self.state);
+        state.waiting.remove(&id);
+        state.questions.retain(|_, (call, _)| *call != id);
+    }
+
+    /// Forgets question `asked` once its call's handler has returned.
+    pub(super) fn question_done(&self, asked: &Value) {
+        lock(&self.state).questions.remove(&asked.to_string());
     }
 
     /// Queues one serialized message for the server.
@@ -253,9 +267,18 @@ impl Router {
             }
             "notifications/message" => {
                 if let Some(message) = LogMessage::from_params(&params) {
-                    if let Some(call) = self.only_call() {
+                    if let Some((_, call)) = self.only_call() {
                         let _ = call.send(Delivery::Log(message));
                     }
+                }
+            }
+            "notifications/cancelled" => {
+                let Some((asked, reason)) = cancelled_request(&params) else {
+                    return;
+                };
+                let question = lock(&self.state).questions.remove(&asked.to_string());
+                if let Some((_, withdrawal)) = question {
+                    withdrawal.withdraw(reason);
                 }
             }
             "notifications/tools/list_changed" => {
@@ -263,8 +286,7 @@ impl Router {
                     callback();
                 }
             }
-            // Cancellations of the server's own questions, resource and
-            // prompt changes, …: nothing waits for them here.
+            // Resource and prompt changes, …: nothing waits for them here.
             _ => {}
         }
     }
@@ -279,11 +301,16 @@ impl Router {
             }
             "elicitation/create" | "sampling/createMessage" | "roots/list" => {
                 match self.only_call() {
-                    Some(call) => {
-                        let request = ServerRequest { method, params };
+                    Some((call_id, call)) => {
+                        let request = ServerRequest::new(method, params);
+                        let withdrawal = request.withdrawal().clone();
+                        lock(&self.state)
+                            .questions
+                            .insert(id.to_string(), (call_id, withdrawal));
                         if call.send(Delivery::Ask { id: id.clone(), request }).is_ok() {
                             return;
                         }
+                        lock(&self.state).questions.remove(&id.to_string());
                         Refusal::new("the call it was meant for has ended")
                     }
                     None => Refusal::new(format!(
@@ -300,13 +327,13 @@ impl Router {
         let _ = self.send(response_body(&id, Err(refusal)));
     }
 
-    /// Where the only tool call in flight takes deliveries, if exactly one
-    /// is in flight.
-    fn only_call(&self) -> Option<Sender<Delivery>> {
+    /// The id of the only tool call in flight and where it takes
+    /// deliveries, if exactly one is in flight.
+    fn only_call(&self) -> Option<(u64, Sender<Delivery>)> {
         let state = lock(&self.state);
-        let mut calls = state.waiting.values().filter(|w| w.call);
+        let mut calls = state.waiting.iter().filter(|(_, w)| w.call);
         match (calls.next(), calls.next()) {
-            (Some(only), None) => Some(only.deliver.clone()),
+            (Some((id, only)), None) => Some((*id, only.deliver.clone())),
             _ => None,
         }
     }
@@ -398,6 +425,47 @@ mod tests {
             .as_str()
             .unwrap()
             .contains("2 are"));
+    }
+
+    #[test]
+    fn a_cancellation_withdraws_the_question_it_names_and_no_other() {
+        let (router, written) = router();
+        let (call, to_call) = waiting(&router, true);
+        let ask = |id: &str| json!({"jsonrpc": "2.0", "id": id, "method": "roots/list"});
+        let cancel = |id: Value| {
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": id, "reason": "too late"}})
+        };
+        router.receive(Ok(ask("q1")));
+        router.receive(Ok(ask("q2")));
+        let mut questions = Vec::new();
+        while let Ok(Delivery::Ask { request, .. }) = to_call.try_recv() {
+            questions.push(request);
+        }
+        assert_eq!(questions.len(), 2);
+        // Not a question (the call's own id), an unknown one, and a
+        // number where the question's id is a string: none is withdrawn.
+        router.receive(Ok(cancel(json!(call))));
+        router.receive(Ok(cancel(json!("q9"))));
+        router.receive(Ok(cancel(json!(1))));
+        assert!(questions.iter().all(|q| q.withdrawn().is_none()));
+        router.receive(Ok(cancel(json!("q1"))));
+        assert_eq!(questions[0].withdrawn().as_deref(), Some("too late"));
+        assert_eq!(questions[1].withdrawn(), None);
+        // An answered question is forgotten: a late cancellation of it
+        // changes nothing.
+        router.question_done(&json!("q2"));
+        router.receive(Ok(cancel(json!("q2"))));
+        assert_eq!(questions[1].withdrawn(), None);
+        assert!(
+            lock(&written.0).is_empty(),
+            "a cancellation is not answered"
+        );
+        // The end of a call forgets its questions.
+        router.receive(Ok(ask("q3")));
+        assert!(matches!(to_call.try_recv(), Ok(Delivery::Ask { .. })));
+        router.unregister(call);
+        assert!(lock(&router.state).questions.is_empty());
     }
 
     #[test]

@@ -117,7 +117,7 @@ impl StdioServer {
 
     /// How long the server may stay silent while the client waits for an
     /// answer, the `initialize` handshake included (default
-    /// [`DEFAULT_TIMEOUT`](super::super::DEFAULT_TIMEOUT): a first `npx` run
+    /// [`DEFAULT_TIMEOUT`]: a first `npx` run
     /// downloads the server). Every message from the server for a call — a
     /// progress report, a log message — starts the wait again.
     #[must_use]

@@ -14,14 +14,18 @@
 //! any fault drops it, and the next request opens a fresh one.
 //!
 //! `link.rs` holds the connection and one exchange on it; `stream.rs`
-//! reads a POST's answer, JSON or event stream, into an [`Inbox`].
+//! reads a POST's answer, JSON or event stream, into an [`Inbox`];
+//! `beside.rs` answers questions on threads of their own while the stream
+//! is read, for a call that asks for it.
 
+mod beside;
 mod link;
 mod stream;
 
 use std::borrow::Cow;
 use std::io::BufReader;
 use std::net::TcpStream;
+use std::thread;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
@@ -33,6 +37,7 @@ use crate::client::http1::{Body, Head};
 use crate::client::rpc::{self, Incoming, Mode};
 use crate::client::Settings;
 
+use beside::Beside;
 pub(crate) use link::{drain_for_status, Connection, Link};
 pub(crate) use stream::{deliver, listen, Inbox, Outgoing};
 
@@ -71,6 +76,16 @@ impl Wire {
         let id = self.next_id;
         self.next_id += 1;
         let Wire { settings, link, .. } = self;
+        let settings: &Settings = settings;
+        // A handler that answers beside the stream needs a session to
+        // answer in: the stateful era's.
+        let shared = match (&options, mode) {
+            (Some(options), Some(mode @ Mode::Stateful { .. })) => options
+                .on_request_shared
+                .clone()
+                .map(|handler| (handler, mode)),
+            _ => None,
+        };
         let mut listener = Listener {
             progress: None,
             log: None,
@@ -107,7 +122,15 @@ impl Wire {
             timeout,
             cancel: cancel.as_ref(),
         };
-        let delivered = deliver(link, settings, &outgoing, &mut CallInbox { id, listener })?;
+        let delivered = match &shared {
+            None => deliver_call(link, settings, &outgoing, id, listener, None),
+            // The scope joins the threads of the questions, each withdrawn
+            // by then (the inbox, and its `Beside`, drop first).
+            Some((handler, mode)) => thread::scope(|scope| {
+                let beside = Beside::new(scope, handler, settings, mode);
+                deliver_call(link, settings, &outgoing, id, listener, Some(beside))
+            }),
+        }?;
         Ok(Answer {
             result: delivered.answer?,
             session_id: delivered.session_id,
@@ -140,6 +163,25 @@ impl Wire {
         self.link
             .exchange(&self.settings, verb, mcp_headers, body, None, None, read)
     }
+}
+
+/// Sends the client's request `id` and reads its answer, with what comes
+/// before it handed to `listener` — or the server's questions to `beside`,
+/// when the call answers them there.
+fn deliver_call(
+    link: &mut Link,
+    settings: &Settings,
+    outgoing: &Outgoing<'_>,
+    id: u64,
+    listener: Listener<'_, '_>,
+    beside: Option<Beside<'_, '_>>,
+) -> Result<stream::Delivered<Result<Value, ClientError>>, ClientError> {
+    let mut inbox = CallInbox {
+        id,
+        listener,
+        beside,
+    };
+    deliver(link, settings, outgoing, &mut inbox)
 }
 
 /// A progress callback and the token it listens for.
@@ -191,34 +233,48 @@ impl Listener<'_, '_> {
             Some(handler) => handler(&request),
             None => Err(Refusal::unhandled(&request.method)),
         };
-        let body = answer::response_body(id, answer);
-        let headers = rpc::mcp_headers(Some(mode), "", None);
-        self.answers
-            .exchange(
-                self.settings,
-                "POST",
-                &headers,
-                &body,
-                None,
-                None,
-                |head, body, _| drain_for_status(head, body, &[]),
-            )
-            .map_err(|cause| ClientError::Unanswered {
+        post_answer(&mut self.answers, self.settings, mode, id, answer).map_err(|cause| {
+            ClientError::Unanswered {
                 method: request.method,
                 problem: "sending the answer failed".into(),
                 cause: Some(Box::new(cause)),
-            })
+            }
+        })
     }
 }
 
-/// The answer to the client's own request `id`: its result or error, with
-/// progress reports and the server's requests handed to `listener` on the way.
-struct CallInbox<'a, 'b> {
-    id: u64,
-    listener: Listener<'a, 'b>,
+/// POSTs the answer to the server's request `id` in the MCP session of
+/// `mode`, on `link` (not the call's own, which carries its stream).
+fn post_answer(
+    link: &mut Link,
+    settings: &Settings,
+    mode: &Mode,
+    id: &Value,
+    answer: Result<Value, Refusal>,
+) -> Result<(), ClientError> {
+    let body = answer::response_body(id, answer);
+    let headers = rpc::mcp_headers(Some(mode), "", None);
+    link.exchange(
+        settings,
+        "POST",
+        &headers,
+        &body,
+        None,
+        None,
+        |head, body, _| drain_for_status(head, body, &[]),
+    )
 }
 
-impl Inbox for CallInbox<'_, '_> {
+/// The answer to the client's own request `id`: its result or error, with
+/// progress reports and the server's requests handed to `listener` on the
+/// way — or the requests to `beside`, when the call answers them there.
+struct CallInbox<'a, 'b, 'scope, 'env> {
+    id: u64,
+    listener: Listener<'a, 'b>,
+    beside: Option<Beside<'scope, 'env>>,
+}
+
+impl Inbox for CallInbox<'_, '_, '_, '_> {
     type Answer = Result<Value, ClientError>;
 
     fn take(&mut self, message: Value, status: u16) -> Result<Option<Self::Answer>, ClientError> {
@@ -230,8 +286,17 @@ impl Inbox for CallInbox<'_, '_> {
                 Ok(None)
             }
             Incoming::Request { id, method, params } => {
-                self.listener
-                    .answer(&id, ServerRequest { method, params })?;
+                let request = ServerRequest::new(method, params);
+                match self.beside.as_mut() {
+                    Some(beside) => beside.answer(id, request),
+                    None => self.listener.answer(&id, request)?,
+                }
+                Ok(None)
+            }
+            Incoming::Notification { method, params } if method == "notifications/cancelled" => {
+                if let Some(beside) = self.beside.as_mut() {
+                    beside.cancelled(&params);
+                }
                 Ok(None)
             }
             Incoming::Notification { method, params } if method == "notifications/message" => {

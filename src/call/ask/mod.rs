@@ -5,8 +5,11 @@
 //!
 //! - **Stateful revisions**: the request goes out on the call's event
 //!   stream with a fresh id; the handler blocks until the client POSTs the
-//!   answer (any worker routes it here), the call is cancelled, or its
-//!   deadline passes.
+//!   answer (any worker routes it here), the call is cancelled, its
+//!   deadline passes, or (for a question relayed from another server) that
+//!   server withdraws it. A question given up before its answer is
+//!   cancelled on the stream (`notifications/cancelled`), so the client
+//!   stops asking its user or model for an answer nobody will read.
 //! - **2026-07-28** (multi round-trip requests): nothing can wait across
 //!   requests, so the host *re-runs* the handler. An ask the request has no
 //!   answer for ends the run with [`AskError::InputRequired`]; the host
@@ -18,17 +21,18 @@
 //!   irreversible work before its last ask (ask first, then act), as it may
 //!   run once per round.
 
+mod form;
+mod waiting;
+
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Mutex};
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use super::port::{Answer, CallLink, Cancellation, Gone};
 use crate::model::{Revision, ToolOutcome};
 use crate::schema::Schema;
-use crate::sync::lock;
+
+pub(crate) use form::check_requested_schema;
+pub(crate) use waiting::{abandoned_notice, on_stream, Asking, Round, Withdrawn, DEADLINE_PASSED};
 
 /// One question for the client: an elicitation, a sampling request, or a
 /// request for the client's roots.
@@ -277,6 +281,13 @@ pub enum AskError {
     InvalidRequest(String),
     /// The response stream is gone, so the question could not be sent.
     Disconnected,
+    /// Whoever the question was put on behalf of withdrew it before the
+    /// client answered: a bridged MCP server (`McpServerLayer`, with the
+    /// `client` feature) cancelled the question it had asked, and the
+    /// bridge relayed. The client was told
+    /// (`notifications/cancelled`); the reason is the server's, or empty.
+    /// Only relayed questions end this way.
+    Withdrawn(String),
 }
 
 impl fmt::Display for AskError {
@@ -299,6 +310,13 @@ impl fmt::Display for AskError {
             AskError::InvalidResponse(why) => write!(f, "the client's answer is invalid: {why}"),
             AskError::InvalidRequest(why) => write!(f, "the question cannot be sent: {why}"),
             AskError::Disconnected => f.write_str("the client's response stream is gone"),
+            AskError::Withdrawn(reason) if reason.is_empty() => {
+                f.write_str("the question was withdrawn before the client answered")
+            }
+            AskError::Withdrawn(reason) => write!(
+                f,
+                "the question was withdrawn before the client answered: {reason}"
+            ),
         }
     }
 }
@@ -311,233 +329,6 @@ impl From<AskError> for ToolOutcome {
     /// `input_required` instead, and this outcome is never sent).
     fn from(err: AskError) -> ToolOutcome {
         ToolOutcome::declined(err.to_string())
-    }
-}
-
-/// The restricted schema MCP allows for elicitation: an object of flat,
-/// primitive properties.
-pub(crate) fn check_requested_schema(schema: &Value, revision: Revision) -> Result<(), String> {
-    if schema.get("type").and_then(Value::as_str) != Some("object") {
-        return Err("requestedSchema must have \"type\": \"object\"".into());
-    }
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-        return Err("requestedSchema needs \"properties\", an object".into());
-    };
-    for (name, property) in properties {
-        check_primitive(property, revision).map_err(|why| format!("property {name:?}: {why}"))?;
-    }
-    if let Some(required) = schema.get("required") {
-        let names = required.as_array().ok_or("\"required\" must be an array")?;
-        for name in names {
-            let name = name
-                .as_str()
-                .ok_or("\"required\" must list property names")?;
-            if !properties.contains_key(name) {
-                return Err(format!(
-                    "\"required\" names {name:?}, which is not a property"
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-fn check_primitive(property: &Value, revision: Revision) -> Result<(), String> {
-    match property.get("type").and_then(Value::as_str) {
-        Some("string") => {
-            if let Some(format) = property.get("format").and_then(Value::as_str) {
-                if !matches!(format, "email" | "uri" | "date" | "date-time") {
-                    return Err(format!(
-                        "string format {format:?} is not one of email, uri, date, date-time"
-                    ));
-                }
-            }
-            if let Some(options) = property.get("oneOf") {
-                let ok = options.as_array().is_some_and(|o| {
-                    o.iter()
-                        .all(|opt| opt.get("const").is_some_and(Value::is_string))
-                });
-                if !ok {
-                    return Err(
-                        "a titled enum's oneOf must list {\"const\": string, \"title\": …} options"
-                            .into(),
-                    );
-                }
-            }
-            Ok(())
-        }
-        Some("number" | "integer" | "boolean") => Ok(()),
-        Some("array") if revision >= Revision::V2025_11_25 => {
-            let items = property
-                .get("items")
-                .ok_or("a multi-select array needs \"items\"")?;
-            let enumerated = items.get("enum").is_some_and(Value::is_array)
-                || items.get("anyOf").is_some_and(Value::is_array);
-            if enumerated {
-                Ok(())
-            } else {
-                Err("a multi-select array's items must be an enum or anyOf of consts".into())
-            }
-        }
-        Some("array") => Err(format!(
-            "multi-select arrays need revision 2025-11-25; the client speaks {revision}"
-        )),
-        Some(other) => Err(format!(
-            "type {other:?} is not allowed; use string, number, integer, boolean"
-        )),
-        None => Err("every property needs a primitive \"type\"".into()),
-    }
-}
-
-/// How a running call reaches its client with questions.
-pub(crate) enum Asking {
-    /// Stateful revisions: on the call's event stream, answers routed back
-    /// by id through the call's link.
-    Stream,
-    /// 2026-07-28: answers come with the retried call; the missing ones are
-    /// collected for the `input_required` result.
-    Rounds {
-        answers: Map<String, Value>,
-        round: Mutex<Round>,
-    },
-}
-
-/// What one run of a handler asked, in 2026-07-28.
-#[derive(Default)]
-pub(crate) struct Round {
-    next_auto: usize,
-    /// Answers the handler used, carried to the next round's state.
-    pub(crate) used: Map<String, Value>,
-    /// Questions with no answer yet: key, then `{method, params}`.
-    pub(crate) needed: Vec<(String, Value)>,
-}
-
-static NEXT_ASK: AtomicU64 = AtomicU64::new(1);
-
-/// A fresh id for a request to a client; unique for the process.
-pub(crate) fn next_ask_id() -> String {
-    format!("toolhost-ask-{}", NEXT_ASK.fetch_add(1, Ordering::SeqCst))
-}
-
-impl Asking {
-    /// 2026-07-28: answers for the questions, from this round's responses
-    /// and earlier rounds'; `InputRequired` when any is missing (all the
-    /// missing ones are recorded, so that the client gets them together).
-    pub(crate) fn from_rounds(
-        answers: &Map<String, Value>,
-        round: &Mutex<Round>,
-        requests: &[InputRequest],
-    ) -> Result<Vec<Value>, AskError> {
-        let mut round = lock(round);
-        let mut found = Vec::with_capacity(requests.len());
-        let mut missing = false;
-        for request in requests {
-            let key = match request.explicit_key() {
-                Some(key) => key.to_owned(),
-                None => {
-                    round.next_auto += 1;
-                    format!("input-{}", round.next_auto)
-                }
-            };
-            match answers.get(&key) {
-                Some(answer) if request.check_answer(answer).is_ok() => {
-                    round.used.insert(key, answer.clone());
-                    found.push(answer.clone());
-                }
-                _ => {
-                    missing = true;
-                    round.needed.push((
-                        key,
-                        json!({"method": request.method(), "params": request.params()}),
-                    ));
-                }
-            }
-        }
-        if missing {
-            Err(AskError::InputRequired)
-        } else {
-            Ok(found)
-        }
-    }
-}
-
-/// How often a handler waiting for a client's answer looks at its
-/// cancellation flag and deadline.
-const ASK_POLL: Duration = Duration::from_millis(20);
-
-/// Stateful revisions: sends the questions on the call's stream and waits
-/// for every answer, waking for cancellation and the deadline.
-pub(crate) fn on_stream(
-    link: &dyn CallLink,
-    cancel: &Cancellation,
-    deadline: Option<Instant>,
-    requests: Vec<InputRequest>,
-) -> Result<Vec<Value>, AskError> {
-    let mut waiting = Vec::with_capacity(requests.len());
-    let forget = |waiting: &[(String, mpsc::Receiver<Answer>, InputRequest)]| {
-        for (id, _, _) in waiting {
-            link.forget_answer(id);
-        }
-    };
-    for request in requests {
-        let id = next_ask_id();
-        let answer = link.expect_answer(&id);
-        let message = json!({"jsonrpc": "2.0", "id": id, "method": request.method(),
-                             "params": request.params()});
-        waiting.push((id, answer, request));
-        let sent = if cancel.is_cancelled() {
-            Err(Gone::CLOSED)
-        } else {
-            link.send(&message)
-        };
-        if let Err(Gone(reason)) = sent {
-            forget(&waiting);
-            cancel.cancel(reason, true);
-            return Err(AskError::Disconnected);
-        }
-    }
-    let mut answers = Vec::with_capacity(waiting.len());
-    for (id, answer, request) in &waiting {
-        match await_answer(cancel, deadline, answer, request) {
-            Ok(value) => answers.push(value),
-            Err(err) => {
-                forget(&waiting);
-                return Err(err);
-            }
-        }
-        link.forget_answer(id);
-    }
-    Ok(answers)
-}
-
-/// Waits for one answer, waking for cancellation and the deadline.
-fn await_answer(
-    cancel: &Cancellation,
-    deadline: Option<Instant>,
-    answer: &mpsc::Receiver<Answer>,
-    request: &InputRequest,
-) -> Result<Value, AskError> {
-    loop {
-        if cancel.is_cancelled() {
-            return Err(AskError::Cancelled(cancel.reason().unwrap_or_default()));
-        }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            return Err(AskError::TimedOut);
-        }
-        match answer.recv_timeout(ASK_POLL) {
-            Ok(Ok(value)) => {
-                request.check_answer(&value)?;
-                return Ok(value);
-            }
-            Ok(Err(error)) => {
-                return Err(AskError::Refused {
-                    code: error["code"].as_i64().unwrap_or(0),
-                    message: error["message"].as_str().unwrap_or("").to_owned(),
-                })
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => return Err(AskError::Disconnected),
-        }
     }
 }
 
