@@ -11,7 +11,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::model::CallResult;
+use crate::model::{CallResult, LogLevel};
 
 /// The `log` target of everything the crate logs.
 pub(crate) const LOG_TARGET: &str = "toolhost";
@@ -151,6 +151,23 @@ pub enum Event {
         /// The line, without its line break.
         line: String,
     },
+    /// A stdio MCP server bridged in with
+    /// [`McpServerLayer::stdio`](crate::McpServerLayer::stdio) sent a log
+    /// message (`notifications/message`) that belongs to no one call: it
+    /// came while none of the layer's calls, or more than one, was in
+    /// flight, and nothing on stdio says which call it is about, so it
+    /// goes to no agent. (While exactly one call is in flight, its agent
+    /// gets the message.) Logged at the level the message gives.
+    ServerLog {
+        /// The server's name, as given to the layer.
+        server: String,
+        /// The message's severity.
+        level: LogLevel,
+        /// The logger's name, when the server gave one.
+        logger: Option<String>,
+        /// What was logged: any JSON.
+        data: serde_json::Value,
+    },
 }
 
 /// Why a request's credential was refused.
@@ -211,6 +228,14 @@ impl Event {
                 ..
             }
             | Event::SurfaceFault { .. } => log::Level::Error,
+            Event::ServerLog { level, .. } => match level {
+                LogLevel::Debug => log::Level::Debug,
+                LogLevel::Info | LogLevel::Notice => log::Level::Info,
+                LogLevel::Warning => log::Level::Warn,
+                LogLevel::Error | LogLevel::Critical | LogLevel::Alert | LogLevel::Emergency => {
+                    log::Level::Error
+                }
+            },
         }
     }
 }
@@ -275,6 +300,21 @@ impl fmt::Display for Event {
             ),
             Event::ServerStderr { server, line } => {
                 write!(f, "MCP server {server:?} wrote to stderr: {line}")
+            }
+            Event::ServerLog {
+                server,
+                level,
+                logger,
+                data,
+            } => {
+                write!(f, "MCP server {server:?} logged at {}", level.as_str())?;
+                if let Some(logger) = logger {
+                    write!(f, " ({logger})")?;
+                }
+                match data {
+                    serde_json::Value::String(text) => write!(f, ": {text}"),
+                    other => write!(f, ": {other}"),
+                }
             }
         }
     }

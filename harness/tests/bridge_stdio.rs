@@ -539,3 +539,65 @@ fn a_question_the_stdio_server_withdraws_is_withdrawn_from_the_agent_and_an_answ
     let (_remote_host, remote, asked) = asking_remote(Duration::from_millis(1500));
     check_withdrawal_relayed(layer_of(&remote), &asked);
 }
+
+#[test]
+fn a_log_message_that_belongs_to_no_call_reaches_the_hook_under_the_servers_name() {
+    let trace = std::env::temp_dir().join(format!(
+        "toolhost-bridge-stdio-{}-logs.log",
+        std::process::id()
+    ));
+    // The scripted server logs once as soon as it is initialized, with no
+    // call in flight, and once inside each `ask_back` call.
+    let scripted = StdioServer::new(env!("CARGO_BIN_EXE_stdio_server"))
+        .arg("--scripted")
+        .arg(&trace);
+    let layer = McpServerLayer::stdio("scripted", scripted)
+        .refresh_every(None)
+        .connect()
+        .unwrap();
+    let log = EventLog::new();
+    let local_host = ToolHost::bind(log.hook(HostConfig::default())).unwrap();
+    // Sent before any session opened: kept for the first one's hook.
+    let session = local_host.open_session(gateway(layer));
+    let server_logs = || {
+        log.pick(|event| match event {
+            Event::ServerLog {
+                server,
+                level,
+                logger,
+                data,
+            } => Some((server.clone(), *level, logger.clone(), data.clone())),
+            _ => None,
+        })
+    };
+    wait_for("the server's log message in the hook", || {
+        !server_logs().is_empty()
+    });
+    // A call's own message goes to its agent (none asked for logs here),
+    // not to the hook.
+    session
+        .client()
+        .unwrap()
+        .call_tool("scripted_ask_back", json!({}))
+        .unwrap();
+    let _ = std::fs::remove_file(&trace);
+    assert_eq!(
+        server_logs(),
+        [(
+            "scripted".to_owned(),
+            LogLevel::Notice,
+            Some("scripted".to_owned()),
+            json!("initialized; no call in flight"),
+        )]
+    );
+    let shown = log
+        .all()
+        .into_iter()
+        .find(|event| matches!(event, Event::ServerLog { .. }))
+        .unwrap();
+    assert_eq!(shown.level(), log::Level::Info);
+    assert_eq!(
+        shown.to_string(),
+        "MCP server \"scripted\" logged at notice (scripted): initialized; no call in flight"
+    );
+}

@@ -1,17 +1,19 @@
 //! `toolhost::client::StdioClient` against a scripted stdio MCP server
 //! (`stdio_server --scripted`, this package's program), which logs every
 //! line it receives: the protocol details of the stdio transport — the
-//! revision fallback, `ping`, questions with and without a call in flight,
+//! revision fallback, `ping`, questions and log messages with and without
+//! a call in flight,
 //! cancellation and timeouts on the wire, a server that dies.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use toolhost::client::{CallOptions, CancelHandle, ClientError, Refusal, StdioClient, StdioServer};
-use toolhost::Revision;
+use toolhost::{LogLevel, Revision};
 use toolhost_tests::wait_for;
 
 /// A scripted server and the file it logs what it receives to.
@@ -222,4 +224,47 @@ fn a_server_that_dies_fails_the_call_in_flight_and_every_later_one() {
         "{later:?}"
     );
     assert!(later.unwrap_err().to_string().contains("gone"));
+}
+
+#[test]
+fn a_log_message_with_no_call_in_flight_goes_to_on_log_and_one_during_a_call_to_that_call() {
+    let log = std::env::temp_dir().join(format!(
+        "toolhost-stdio-client-{}-logs.log",
+        std::process::id()
+    ));
+    let unclaimed = Arc::new(Mutex::new(Vec::new()));
+    let client = StdioServer::new(env!("CARGO_BIN_EXE_stdio_server"))
+        .arg("--scripted")
+        .arg(&log)
+        .on_log({
+            let unclaimed = Arc::clone(&unclaimed);
+            move |message| unclaimed.lock().unwrap().push(message.clone())
+        })
+        .connect()
+        .unwrap();
+    wait_for("the log message sent with no call in flight", || {
+        !unclaimed.lock().unwrap().is_empty()
+    });
+
+    let mut during_call = Vec::new();
+    client
+        .call_tool_with(
+            "ask_back",
+            json!({}),
+            CallOptions::new()
+                .on_request(|_| Ok(json!({"roots": []})))
+                .on_log(|message| during_call.push(message.clone())),
+        )
+        .unwrap();
+    let _ = std::fs::remove_file(&log);
+
+    let unclaimed = unclaimed.lock().unwrap();
+    assert_eq!(unclaimed.len(), 1, "{unclaimed:?}");
+    assert_eq!(unclaimed[0].level, LogLevel::Notice);
+    assert_eq!(unclaimed[0].logger.as_deref(), Some("scripted"));
+    assert_eq!(unclaimed[0].data, json!("initialized; no call in flight"));
+    // The call's own message went to the call, and only there.
+    assert_eq!(during_call.len(), 1, "{during_call:?}");
+    assert_eq!(during_call[0].level, LogLevel::Info);
+    assert_eq!(during_call[0].data, json!("asked back"));
 }

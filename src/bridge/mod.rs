@@ -183,14 +183,16 @@ impl McpServerLayer {
     /// The layer hands each line the server writes to stderr to the event
     /// hook ([`Event::ServerStderr`]: the lines of its startup, written
     /// before any session opened, are kept for the first session's hook, up
-    /// to 64), and follows its `notifications/tools/list_changed`; it sets
-    /// [`StdioServer::on_stderr`] and [`StdioServer::on_tools_changed`] for
-    /// that, replacing any set before. All calls share the one process;
+    /// to 64), and each log message that belongs to no call
+    /// ([`Event::ServerLog`], see below), and follows its
+    /// `notifications/tools/list_changed`; it sets
+    /// [`StdioServer::on_stderr`], [`StdioServer::on_log`] and
+    /// [`StdioServer::on_tools_changed`] for that, replacing any set before. All calls share the one process;
     /// since nothing on a stdio wire says which call a question or a log
     /// message belongs to, the server's questions and log messages reach
     /// the agent only while exactly one call to that server is in flight
-    /// (with several, a question is refused and a log message dropped,
-    /// rather than handed to another agent's call; progress always reaches
+    /// (with none or several, a question is refused and a log message goes
+    /// to the hook, rather than to another agent's call; progress always reaches
     /// its own call). A
     /// server that dies fails the calls in flight with a tool error (the
     /// hook gets the detail, with the last line of its stderr), and the
@@ -324,6 +326,19 @@ impl McpServerBuilder {
                                 server: layer.name.clone(),
                                 line: line.to_owned(),
                             });
+                        }
+                    })
+                    .on_log({
+                        let layer = layer.clone();
+                        move |message| {
+                            if let Some(layer) = layer.upgrade() {
+                                layer.report_event(Event::ServerLog {
+                                    server: layer.name.clone(),
+                                    level: message.level,
+                                    logger: message.logger.clone(),
+                                    data: message.data.clone(),
+                                });
+                            }
                         }
                     })
                     .on_tools_changed(move || changes.want_refresh());

@@ -9,10 +9,11 @@
 //!   every line it receives to the file `LOG`, for the protocol details a
 //!   relay in front of toolhost would never show: it refuses `initialize`
 //!   offers newer than 2025-06-18 with an error (as strict servers do),
-//!   asks the client `roots/list` as soon as it is initialized (no call in
-//!   flight), and serves two tools: `ask_back`, which pings the client and
-//!   asks its roots before it answers with what it heard, and `hang`, which
-//!   never answers.
+//!   asks the client `roots/list` and sends a log message (`notice`,
+//!   logger `scripted`) as soon as it is initialized (no call in flight),
+//!   and serves two tools: `ask_back`, which logs `asked back` (`info`),
+//!   pings the client and asks its roots before it answers with what it
+//!   heard, and `hang`, which never answers.
 //!
 //! Otherwise it says what it needs on stderr and exits with status 2.
 
@@ -81,6 +82,10 @@ fn scripted(log: &str) -> io::Result<()> {
             }
             Some("notifications/initialized") => {
                 send(json!({"jsonrpc": "2.0", "id": "early-roots", "method": "roots/list"}))?;
+                send(
+                    json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {
+                    "level": "notice", "logger": "scripted", "data": "initialized; no call in flight"}}),
+                )?;
             }
             Some("tools/list") => {
                 send(json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [
@@ -88,6 +93,10 @@ fn scripted(log: &str) -> io::Result<()> {
                     {"name": "hang", "inputSchema": {"type": "object"}}]}}))?;
             }
             Some("tools/call") if message["params"]["name"] == "ask_back" => {
+                send(
+                    json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {
+                    "level": "info", "logger": "scripted", "data": "asked back"}}),
+                )?;
                 send(json!({"jsonrpc": "2.0", "id": "ping-1", "method": "ping"}))?;
                 send(json!({"jsonrpc": "2.0", "id": "roots-1", "method": "roots/list"}))?;
                 let mut heard = Vec::new();

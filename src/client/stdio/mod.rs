@@ -126,6 +126,7 @@ impl StdioClient {
         let router = Arc::new(Router::new(
             Box::new(input),
             config.on_tools_changed.clone(),
+            config.on_log.clone(),
         ));
         match group.take_stderr() {
             Some(stderr) => {

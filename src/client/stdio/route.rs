@@ -10,7 +10,8 @@
 //!   call a question or a log message belongs to, and a guess could hand one
 //!   agent's question, or log, to another agent's call; so with no call or
 //!   several in flight a question is refused with a JSON-RPC error and a
-//!   log message is dropped. `ping` is answered here, at once.
+//!   log message goes to [`StdioServer::on_log`](super::StdioServer::on_log)
+//!   (dropped without one). `ping` is answered here, at once.
 //! - `notifications/cancelled` naming a question handed to a call
 //!   withdraws it ([`ServerRequest::withdrawn`]): the call's handler may
 //!   stop waiting, and its answer is not sent.
@@ -32,6 +33,8 @@ use crate::client::call::{LogMessage, Progress};
 use crate::client::rpc::read_error;
 use crate::model::jsonrpc::RpcError;
 use crate::sync::lock;
+
+use super::server::LogCallback;
 
 /// How long the end of the server's output waits for the end of its
 /// stderr, so that the last thing it said makes it into the error.
@@ -106,15 +109,22 @@ pub(super) struct Router {
     state: Mutex<State>,
     stderr_ended: Condvar,
     on_tools_changed: Option<super::Callback>,
+    /// Where a log message that belongs to no one call goes.
+    on_log: Option<LogCallback>,
 }
 
 impl Router {
-    pub(super) fn new(input: Box<dyn Output>, on_tools_changed: Option<super::Callback>) -> Router {
+    pub(super) fn new(
+        input: Box<dyn Output>,
+        on_tools_changed: Option<super::Callback>,
+        on_log: Option<LogCallback>,
+    ) -> Router {
         Router {
             input: Mutex::new(input),
             state: Mutex::new(State::default()),
             stderr_ended: Condvar::new(),
             on_tools_changed,
+            on_log,
         }
     }
 
@@ -267,8 +277,12 @@ impl Router {
             }
             "notifications/message" => {
                 if let Some(message) = LogMessage::from_params(&params) {
-                    if let Some((_, call)) = self.only_call() {
-                        let _ = call.send(Delivery::Log(message));
+                    match (self.only_call(), &self.on_log) {
+                        (Some((_, call)), _) => {
+                            let _ = call.send(Delivery::Log(message));
+                        }
+                        (None, Some(callback)) => callback(&message),
+                        (None, None) => {}
                     }
                 }
             }
@@ -360,7 +374,7 @@ mod tests {
 
     fn router() -> (Router, Record) {
         let record = Record::default();
-        let router = Router::new(Box::new(record.clone()), None);
+        let router = Router::new(Box::new(record.clone()), None, None);
         router.stderr_end();
         (router, record)
     }

@@ -13,12 +13,16 @@ use serde_json::{json, Value};
 use super::{Callback, StdioClient};
 use crate::child::EXIT_GRACE;
 use crate::client::builder::DEFAULT_TIMEOUT;
+use crate::client::call::LogMessage;
 use crate::client::error::ClientError;
 use crate::client::rpc::Identity;
 use crate::model::{LogLevel, Revision};
 
 /// A line the server wrote to stderr, handed to the application.
 pub(super) type StderrCallback = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// A log message of the server's that belongs to no one call.
+pub(super) type LogCallback = Arc<dyn Fn(&LogMessage) + Send + Sync>;
 
 /// A stdio MCP server to start: a program that speaks newline-delimited
 /// JSON-RPC on its stdin and stdout, as most MCP servers in the wild do.
@@ -52,6 +56,7 @@ pub struct StdioServer {
     pub(super) identity: Identity,
     pub(super) on_stderr: Option<StderrCallback>,
     pub(super) on_tools_changed: Option<Callback>,
+    pub(super) on_log: Option<LogCallback>,
 }
 
 impl StdioServer {
@@ -75,6 +80,7 @@ impl StdioServer {
             },
             on_stderr: None,
             on_tools_changed: None,
+            on_log: None,
         }
     }
 
@@ -185,6 +191,19 @@ impl StdioServer {
     #[must_use]
     pub fn on_stderr(mut self, callback: impl Fn(&str) + Send + Sync + 'static) -> StdioServer {
         self.on_stderr = Some(Arc::new(callback));
+        self
+    }
+
+    /// Hands `callback` each log message (`notifications/message`) the
+    /// server sends while no call, or more than one, is in flight, on the
+    /// client's reader thread. Nothing on stdio says which call a message
+    /// belongs to, so only while exactly one call is in flight does a
+    /// message go to that call's [`CallOptions::on_log`](crate::client::CallOptions::on_log);
+    /// without this callback, the others are dropped. Like
+    /// [`StdioServer::on_tools_changed`], it must not call the client.
+    #[must_use]
+    pub fn on_log(mut self, callback: impl Fn(&LogMessage) + Send + Sync + 'static) -> StdioServer {
+        self.on_log = Some(Arc::new(callback));
         self
     }
 
