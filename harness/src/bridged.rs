@@ -1,20 +1,22 @@
 //! What the tests of bridged MCP servers share, over HTTP (`tests/bridge.rs`)
 //! and stdio (`tests/bridge_stdio.rs`): the application's own tool, the
 //! gateway surface of it and one server's layer, the check of the
-//! official Python SDK server's tools seen through such a gateway, and the
-//! check that a server's withdrawn question is withdrawn from the agent.
+//! official Python SDK server's tools seen through such a gateway, the
+//! check that the agent's cancellation reaches the server's handler, and
+//! the check that a server's withdrawn question is withdrawn from the agent.
 
 use std::sync::{mpsc, Mutex};
+use std::thread;
 use std::time::Duration;
 
 use serde_json::json;
-use toolhost::client::{CallOptions, Client};
+use toolhost::client::{CallOptions, CancelHandle, Client, ClientError};
 use toolhost::{
     AskError, Elicitation, HostConfig, LayeredSurface, McpServerLayer, StaticSurface, Tool,
     ToolHost, ToolOutcome, ToolSession,
 };
 
-use crate::{call_stream, Item, McpClient};
+use crate::{call_stream, wait_for, Item, McpClient};
 
 /// The application's own tool: `echo`, which returns its `text`.
 pub fn app() -> StaticSurface {
@@ -185,4 +187,35 @@ pub fn check_withdrawal_relayed(layer: McpServerLayer, asked: &Asked) {
         asked.recv_timeout(Duration::from_secs(10)).unwrap(),
         Ok(Elicitation::Accept(_))
     ));
+}
+
+/// Calls the bridged `remote_wait` through `client` and cancels the call
+/// once the server's handler runs (`started`): the handler must not have
+/// seen a cancellation before the agent's (`saw_cancel`), the agent's call
+/// ends cancelled, and then the handler sees it.
+pub fn check_cancellation_relayed(
+    client: &mut Client,
+    started: &(dyn Fn() -> bool + Sync),
+    saw_cancel: &(dyn Fn() -> bool + Sync),
+) {
+    let cancel = CancelHandle::new();
+    thread::scope(|scope| {
+        let stopper = scope.spawn(|| {
+            wait_for("the remote handler to start", started);
+            thread::sleep(Duration::from_millis(50));
+            assert!(!saw_cancel(), "cancelled before the agent cancelled");
+            cancel.cancel();
+        });
+        let outcome = client.call_tool_with(
+            "remote_wait",
+            json!({}),
+            CallOptions::new().cancel_with(&cancel),
+        );
+        assert!(
+            matches!(outcome, Err(ClientError::Cancelled)),
+            "{outcome:?}"
+        );
+        stopper.join().unwrap();
+    });
+    wait_for("the remote handler to see the cancellation", saw_cancel);
 }

@@ -8,15 +8,16 @@ use std::thread;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use toolhost::client::{CallOptions, CancelHandle, Client, ClientError, Era};
+use toolhost::client::{CallOptions, Client, Era};
 use toolhost::{
     surface_fn, Event, HostConfig, LogLevel, McpServerLayer, StaticSurface, Tool, ToolHost,
     ToolOutcome, ToolRegistry, ToolSession,
 };
 use toolhost_tests::bridged::{
-    asking_remote, check_python_sdk_bridged, check_withdrawal_relayed, gateway,
+    asking_remote, check_cancellation_relayed, check_python_sdk_bridged, check_withdrawal_relayed,
+    gateway,
 };
-use toolhost_tests::{get_stream, wait_for, EventLog, McpClient};
+use toolhost_tests::{get_stream, EventLog, McpClient};
 
 fn host() -> ToolHost {
     ToolHost::bind(HostConfig::default().keep_alive(Duration::from_secs(60))).unwrap()
@@ -233,35 +234,11 @@ fn the_agents_cancellation_reaches_the_remote_handler() {
     );
     let local_host = host();
     let session = local_host.open_session(gateway(layer_of(&remote).connect().unwrap()));
-    let mut client = session.client().unwrap();
-    let cancel = CancelHandle::new();
-    let canceller = cancel.clone();
-    let watch = Arc::clone(&started);
-    let seen = Arc::clone(&saw_cancel);
-    let stopper = thread::spawn(move || {
-        wait_for("the remote handler to start", || {
-            watch.load(Ordering::SeqCst)
-        });
-        thread::sleep(Duration::from_millis(50));
-        assert!(
-            !seen.load(Ordering::SeqCst),
-            "cancelled before the agent cancelled"
-        );
-        canceller.cancel();
-    });
-    let outcome = client.call_tool_with(
-        "remote_wait",
-        json!({}),
-        CallOptions::new().cancel_with(&cancel),
+    check_cancellation_relayed(
+        &mut session.client().unwrap(),
+        &|| started.load(Ordering::SeqCst),
+        &|| saw_cancel.load(Ordering::SeqCst),
     );
-    assert!(
-        matches!(outcome, Err(ClientError::Cancelled)),
-        "{outcome:?}"
-    );
-    stopper.join().unwrap();
-    wait_for("the remote handler to see the cancellation", || {
-        saw_cancel.load(Ordering::SeqCst)
-    });
 }
 
 #[test]

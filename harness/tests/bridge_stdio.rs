@@ -11,14 +11,15 @@ use std::thread;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use toolhost::client::{CallOptions, CancelHandle, ClientError, Era, StdioServer};
+use toolhost::client::{CallOptions, ClientError, Era, StdioServer};
 use toolhost::stdio_bridge::{AUTHORIZATION_VAR, URL_VAR};
 use toolhost::{
     Elicitation, Event, HostConfig, Icon, LogLevel, McpServerLayer, StaticSurface, Tool,
     ToolAnnotations, ToolHost, ToolOutcome, ToolRegistry, ToolSession,
 };
 use toolhost_tests::bridged::{
-    app, asking_remote, check_python_sdk_bridged, check_withdrawal_relayed, gateway,
+    app, asking_remote, check_cancellation_relayed, check_python_sdk_bridged,
+    check_withdrawal_relayed, gateway,
 };
 use toolhost_tests::{get_stream, wait_for, EventLog, McpClient};
 
@@ -194,33 +195,11 @@ fn the_agents_cancellation_reaches_the_stdio_servers_handler() {
     let remote = remote_host.open_session(remote_tools(&seen));
     let local_host = host();
     let session = local_host.open_session(gateway(layer_of(&remote)));
-    let mut client = session.client().unwrap();
-    let cancel = CancelHandle::new();
-    let (canceller, watch) = (cancel.clone(), Arc::clone(&seen));
-    let stopper = thread::spawn(move || {
-        wait_for("the remote handler to start", || {
-            watch.waiting.load(Ordering::SeqCst)
-        });
-        thread::sleep(Duration::from_millis(50));
-        assert!(
-            !watch.cancelled.load(Ordering::SeqCst),
-            "cancelled before the agent cancelled"
-        );
-        canceller.cancel();
-    });
-    let outcome = client.call_tool_with(
-        "remote_wait",
-        json!({}),
-        CallOptions::new().cancel_with(&cancel),
+    check_cancellation_relayed(
+        &mut session.client().unwrap(),
+        &|| seen.waiting.load(Ordering::SeqCst),
+        &|| seen.cancelled.load(Ordering::SeqCst),
     );
-    assert!(
-        matches!(outcome, Err(ClientError::Cancelled)),
-        "{outcome:?}"
-    );
-    stopper.join().unwrap();
-    wait_for("the remote handler to see the cancellation", || {
-        seen.cancelled.load(Ordering::SeqCst)
-    });
     assert!(
         !seen.release.load(Ordering::SeqCst),
         "it was never released"
