@@ -3,20 +3,21 @@
 //! gateway surface of it and one server's layer, the check of the
 //! official Python SDK server's tools seen through such a gateway, the
 //! check that the agent's cancellation reaches the server's handler, and
-//! the check that a server's withdrawn question is withdrawn from the agent.
+//! the check that a server's withdrawn question is withdrawn from the agent,
+//! and the check that a server's list change reaches the agent's stream.
 
 use std::sync::{mpsc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{json, Value};
 use toolhost::client::{CallOptions, CancelHandle, Client, ClientError};
 use toolhost::{
     AskError, Elicitation, HostConfig, LayeredSurface, McpServerLayer, StaticSurface, Tool,
-    ToolHost, ToolOutcome, ToolSession,
+    ToolHost, ToolOutcome, ToolRegistry, ToolSession,
 };
 
-use crate::{call_stream, wait_for, Item, McpClient};
+use crate::{call_stream, get_stream, wait_for, Item, McpClient};
 
 /// The application's own tool: `echo`, which returns its `text`.
 pub fn app() -> StaticSurface {
@@ -218,4 +219,28 @@ pub fn check_cancellation_relayed(
         stopper.join().unwrap();
     });
     wait_for("the remote handler to see the cancellation", saw_cancel);
+}
+
+/// Serves [`gateway`] of `layer`, whose server serves `registry`, to an
+/// agent speaking 2025-11-25 with its GET stream open; waits `settle` (for
+/// a layer that must first open its own stream to the server), registers
+/// `late` on the server and checks that the agent hears the list change and
+/// then lists `remote_late` beside `echo`.
+pub fn check_list_change_relayed(registry: &ToolRegistry, layer: McpServerLayer, settle: Duration) {
+    let local_host =
+        ToolHost::bind(HostConfig::default().keep_alive(Duration::from_secs(60))).unwrap();
+    let session = local_host.open_session(gateway(layer));
+    let mut agent = McpClient::for_session(&local_host, &session);
+    agent.initialize("2025-11-25");
+    let mut events = get_stream(&local_host, &session, agent.session_id.as_deref().unwrap());
+    assert_eq!(agent.tool_names(), ["echo"]);
+    thread::sleep(settle);
+    registry
+        .register(Tool::new("late", "Arrives late."), |_: &Value| {
+            Ok::<_, String>(json!({"ok": true}))
+        })
+        .unwrap();
+    let message = events.next_message().expect("a list change");
+    assert_eq!(message["method"], "notifications/tools/list_changed");
+    assert_eq!(agent.tool_names(), ["echo", "remote_late"]);
 }

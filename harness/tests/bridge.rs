@@ -7,17 +7,17 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use toolhost::client::{CallOptions, Client, Era};
 use toolhost::{
     surface_fn, Event, HostConfig, LogLevel, McpServerLayer, StaticSurface, Tool, ToolHost,
     ToolOutcome, ToolRegistry, ToolSession,
 };
 use toolhost_tests::bridged::{
-    asking_remote, check_cancellation_relayed, check_python_sdk_bridged, check_withdrawal_relayed,
-    gateway,
+    asking_remote, check_cancellation_relayed, check_list_change_relayed, check_python_sdk_bridged,
+    check_withdrawal_relayed, gateway,
 };
-use toolhost_tests::{get_stream, EventLog, McpClient};
+use toolhost_tests::{EventLog, McpClient};
 
 fn host() -> ToolHost {
     ToolHost::bind(HostConfig::default().keep_alive(Duration::from_secs(60))).unwrap()
@@ -295,21 +295,7 @@ fn a_list_change_on_the_remote_reaches_the_local_get_stream() {
         .refresh_every(Some(Duration::from_millis(50)))
         .connect()
         .unwrap();
-    let local_host = host();
-    let session = local_host.open_session(gateway(layer.clone()));
-    let mut agent = McpClient::for_session(&local_host, &session);
-    agent.initialize("2025-11-25");
-    let mut events = get_stream(&local_host, &session, agent.session_id.as_deref().unwrap());
-    assert_eq!(agent.tool_names(), ["echo"]);
-
-    registry
-        .register(Tool::new("late", "Arrives late."), |_: &Value| {
-            Ok::<_, String>(json!({"ok": true}))
-        })
-        .unwrap();
-    let message = events.next_message().expect("a list change");
-    assert_eq!(message["method"], "notifications/tools/list_changed");
-    assert_eq!(agent.tool_names(), ["echo", "remote_late"]);
+    check_list_change_relayed(&registry, layer.clone(), Duration::ZERO);
     // A refresh that finds the same list changes nothing.
     assert!(!layer.refresh().unwrap());
 }
@@ -399,24 +385,10 @@ fn a_stateful_servers_list_change_is_heard_on_its_stream_without_any_polling() {
         .refresh_every(None)
         .connect()
         .unwrap();
-    let local_host = host();
-    let session = local_host.open_session(gateway(layer.clone()));
-    let mut agent = McpClient::for_session(&local_host, &session);
-    agent.initialize("2025-11-25");
-    let mut events = get_stream(&local_host, &session, agent.session_id.as_deref().unwrap());
-    assert_eq!(agent.tool_names(), ["echo"]);
     // Time for the layer's watch thread to open the remote stream (a change
     // made before that is found by the refresh it makes first; one made
     // in between would wait for the next list change).
-    thread::sleep(Duration::from_millis(300));
-    registry
-        .register(Tool::new("late1", "Arrives late."), |_: &Value| {
-            Ok::<_, String>(json!({"ok": true}))
-        })
-        .unwrap();
-    let message = events.next_message().expect("a list change");
-    assert_eq!(message["method"], "notifications/tools/list_changed");
-    assert!(agent.tool_names().contains(&"remote_late1".to_owned()));
+    check_list_change_relayed(&registry, layer.clone(), Duration::from_millis(300));
     assert_eq!(layer.count(), 1);
 }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use toolhost::client::{CallOptions, ClientError, Era, StdioServer};
 use toolhost::stdio_bridge::{AUTHORIZATION_VAR, URL_VAR};
 use toolhost::{
@@ -18,10 +18,10 @@ use toolhost::{
     ToolAnnotations, ToolHost, ToolOutcome, ToolRegistry, ToolSession,
 };
 use toolhost_tests::bridged::{
-    app, asking_remote, check_cancellation_relayed, check_python_sdk_bridged,
-    check_withdrawal_relayed, gateway,
+    app, asking_remote, check_cancellation_relayed, check_list_change_relayed,
+    check_python_sdk_bridged, check_withdrawal_relayed, gateway,
 };
-use toolhost_tests::{get_stream, wait_for, EventLog, McpClient};
+use toolhost_tests::{wait_for, EventLog};
 
 fn host() -> ToolHost {
     ToolHost::bind(HostConfig::default().keep_alive(Duration::from_secs(60))).unwrap()
@@ -211,24 +211,10 @@ fn a_list_change_on_the_stdio_server_reaches_the_local_get_stream() {
     let registry = ToolRegistry::new();
     let remote_host = host();
     let remote = remote_host.open_session(registry.clone());
-    let layer = layer_of(&remote);
-    let local_host = host();
-    let session = local_host.open_session(gateway(layer.clone()));
-    let mut agent = McpClient::for_session(&local_host, &session);
-    agent.initialize("2025-11-25");
-    let mut events = get_stream(&local_host, &session, agent.session_id.as_deref().unwrap());
-    assert_eq!(agent.tool_names(), ["echo"]);
-
     // No interval refresh runs: only the server's notification can bring
     // the new tool.
-    registry
-        .register(Tool::new("late", "Arrives late."), |_: &Value| {
-            Ok::<_, String>(json!({"ok": true}))
-        })
-        .unwrap();
-    let message = events.next_message().expect("a list change");
-    assert_eq!(message["method"], "notifications/tools/list_changed");
-    assert_eq!(agent.tool_names(), ["echo", "remote_late"]);
+    let layer = layer_of(&remote);
+    check_list_change_relayed(&registry, layer.clone(), Duration::ZERO);
     assert_eq!(layer.count(), 1);
     // A refresh that finds the same list changes nothing.
     assert!(!layer.refresh().unwrap());
