@@ -37,7 +37,10 @@ pub(crate) use tools::{call_reply, checked_outcome, input_required, not_run_repl
 
 use crate::call::ToolSurface;
 use crate::model::http::{Headers, HttpResponse};
-use crate::model::jsonrpc::{self, RpcError, INVALID_REQUEST, PARSE_ERROR, SERVER_ERROR};
+use crate::model::jsonrpc::{
+    self, classify_envelope, not_an_object, Body, RpcError, INVALID_REQUEST, PARSE_ERROR,
+    SERVER_ERROR,
+};
 use crate::model::{LogLevel, Revision};
 
 /// JSON-RPC code for an `Mcp-Session-Id` the server does not know.
@@ -61,15 +64,20 @@ pub(crate) trait Session {
 
 /// Plans a POST to the MCP endpoint.
 pub(crate) fn post(server: &Server, session: &dyn Session, headers: &Headers, body: &[u8]) -> Plan {
-    let value: Value = match serde_json::from_slice(body) {
-        Ok(value) => value,
+    let body = match jsonrpc::parse(body) {
+        Ok(body) => body,
         Err(err) => {
             let error = RpcError::new(PARSE_ERROR, format!("the body is not valid JSON: {err}"));
             return Plan::Respond(server.refuse(400, None, &error));
         }
     };
-    if stateless::is_stateless(&value, headers) {
-        return stateless::post(server, session, headers, value);
+    if let Body::One(envelope) = &body {
+        if stateless::is_stateless(envelope.params(), headers) {
+            let Body::One(envelope) = body else {
+                unreachable!("matched as one message above")
+            };
+            return stateless::post(server, session, headers, classify_envelope(envelope));
+        }
     }
     if let Some(version) = headers.get("mcp-protocol-version") {
         if Revision::parse(version).is_none() {
@@ -80,12 +88,17 @@ pub(crate) fn post(server: &Server, session: &dyn Session, headers: &Headers, bo
                     Revision::supported_list()
                 ),
             );
-            return Plan::Respond(server.refuse(400, jsonrpc::request_id(&value), &error));
+            let id = match &body {
+                Body::One(envelope) => envelope.request_id(),
+                _ => None,
+            };
+            return Plan::Respond(server.refuse(400, id, &error));
         }
     }
-    match value {
-        Value::Array(items) => stateful::batch(server, session, headers, items),
-        single => stateful::one(server, session, headers, single),
+    match body {
+        Body::Batch(items) => stateful::batch(server, session, headers, items),
+        Body::One(envelope) => stateful::one(server, session, headers, classify_envelope(envelope)),
+        Body::NotAnObject => stateful::one(server, session, headers, Err(not_an_object())),
     }
 }
 

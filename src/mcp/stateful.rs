@@ -9,13 +9,18 @@ use super::plan::{CallKey, Plan, Step, Work};
 use super::{find_session, tools, Server, Session};
 use crate::model::http::{Headers, HttpResponse};
 use crate::model::jsonrpc::{
-    classify, failure, success, Message, RpcError, INVALID_REQUEST, METHOD_NOT_FOUND,
+    classify, failure, success, Invalid, Message, RpcError, INVALID_REQUEST, METHOD_NOT_FOUND,
 };
 use crate::model::LogLevel;
 
-/// Plans one JSON-RPC message.
-pub(super) fn one(server: &Server, session: &dyn Session, headers: &Headers, value: Value) -> Plan {
-    let message = match classify(value) {
+/// Plans one JSON-RPC message, as classified.
+pub(super) fn one(
+    server: &Server,
+    session: &dyn Session,
+    headers: &Headers,
+    message: Result<Message, Invalid>,
+) -> Plan {
+    let message = match message {
         Ok(message) => message,
         Err(invalid) => {
             return Plan::Respond(server.refuse(400, invalid.id.as_ref(), &invalid.error))

@@ -19,7 +19,7 @@ use super::plan::{Plan, Step, Work};
 use super::{streams, tools, Server, Session};
 use crate::model::http::{Headers, HttpResponse};
 use crate::model::jsonrpc::{
-    classify, success, Message, RpcError, HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS,
+    success, Invalid, Message, RpcError, HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS,
     INVALID_REQUEST, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION,
 };
 use crate::model::params::decode_header;
@@ -31,17 +31,15 @@ const META_CLIENT: &str = "io.modelcontextprotocol/clientInfo";
 const META_SERVER: &str = "io.modelcontextprotocol/serverInfo";
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
-/// Whether a POST body is stateless-era traffic. Without an
+/// Whether a POST body of one message, whose `params` are given, is
+/// stateless-era traffic (a batch never is). Without an
 /// `Mcp-Session-Id`: its `_meta` carries `io.modelcontextprotocol/*` keys, or
 /// its `MCP-Protocol-Version` header names anything but a handshake-era
 /// revision. With one: only when `_meta` names 2026-07-28 (the stray session
 /// id is then ignored); a legacy client that adds `_meta` inside its MCP
 /// session stays on the stateful path.
-pub(crate) fn is_stateless(value: &Value, headers: &Headers) -> bool {
-    if !value.is_object() {
-        return false;
-    }
-    let meta = value.get("params").and_then(|p| p.get("_meta"));
+pub(crate) fn is_stateless(params: Option<&Value>, headers: &Headers) -> bool {
+    let meta = params.and_then(|p| p.get("_meta"));
     let meta_version = meta
         .and_then(|m| m.get(META_VERSION))
         .and_then(Value::as_str)
@@ -234,9 +232,9 @@ pub(super) fn post(
     server: &Server,
     session: &dyn Session,
     headers: &Headers,
-    value: Value,
+    message: Result<Message, Invalid>,
 ) -> Plan {
-    let (id, method, params) = match classify(value) {
+    let (id, method, params) = match message {
         Ok(Message::Request { id, method, params }) => (id, method, params),
         Ok(Message::Notification { .. }) => return Plan::Respond(HttpResponse::empty(202)),
         Ok(Message::Response { id, .. }) => {
@@ -441,25 +439,30 @@ mod tests {
     #[test]
     fn era_detection_follows_meta_then_header() {
         let headers = |pairs: &[(&str, &str)]| Headers::new(pairs.iter().copied());
-        let with_meta =
-            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": meta()});
-        let plain = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}});
-        assert!(is_stateless(&with_meta, &headers(&[])));
+        let with_meta = meta();
+        let with_meta = Some(&with_meta);
+        let plain = json!({});
+        let plain = Some(&plain);
+        assert!(is_stateless(with_meta, &headers(&[])));
         assert!(is_stateless(
-            &with_meta,
+            with_meta,
             &headers(&[("Mcp-Session-Id", "stray")])
         ));
-        let progress_only = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {"progressToken": 1}}});
-        assert!(!is_stateless(&progress_only, &headers(&[])));
-        assert!(!is_stateless(&plain, &headers(&[])));
+        let progress_only = json!({"_meta": {"progressToken": 1}});
+        assert!(!is_stateless(Some(&progress_only), &headers(&[])));
+        assert!(!is_stateless(plain, &headers(&[])));
+        assert!(!is_stateless(None, &headers(&[])));
         assert!(is_stateless(
-            &plain,
+            plain,
+            &headers(&[("MCP-Protocol-Version", "2026-07-28")])
+        ));
+        assert!(is_stateless(
+            None,
             &headers(&[("MCP-Protocol-Version", "2026-07-28")])
         ));
         assert!(!is_stateless(
-            &plain,
+            plain,
             &headers(&[("MCP-Protocol-Version", "2025-06-18")])
         ));
-        assert!(!is_stateless(&json!([with_meta]), &headers(&[])));
     }
 }

@@ -226,6 +226,42 @@ fn malformed_json_and_an_unsupported_version_header_are_400s() {
 }
 
 #[test]
+fn a_body_is_read_member_by_member_and_one_that_is_no_message_is_refused() {
+    let rig = rig();
+    let id = rig.initialize("2025-03-26");
+    let in_session = headers(&[("Mcp-Session-Id", &id)]);
+    let raw = |bytes: &[u8]| post(&rig.server, &rig.session, &in_session, bytes);
+    // Members nobody reads are read past; a member sent twice keeps its
+    // last value, as a JSON object's map does.
+    let work = worked(raw(
+        br#"{"extra": {"deep": [1, {"x": null}]}, "jsonrpc": "2.0", "id": 1, "id": 2, "method": "ping"}"#,
+    ));
+    assert!(
+        matches!(&work.steps[..], [Step::Reply(reply)] if reply.to_value()["id"] == 2),
+        "{:?}",
+        work.steps
+    );
+    // A member nobody reads must still be JSON.
+    let broken = responded(raw(
+        br#"{"extra": [1,], "jsonrpc": "2.0", "id": 3, "method": "ping"}"#,
+    ));
+    assert_eq!(body(&broken)["error"]["code"], -32700);
+    for not_a_message in [&b"\"ping\""[..], b"42", b"-1.5", b"true", b"null"] {
+        let refused = responded(raw(not_a_message));
+        assert_eq!(refused.status, 400);
+        assert_eq!(body(&refused)["error"]["code"], INVALID_REQUEST);
+        assert!(body(&refused).get("id").is_none());
+    }
+    // A batch is never 2026-07-28 traffic, whatever its items' `_meta`
+    // says: without an MCP session it is refused for the missing id.
+    let batch =
+        json!([{"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {"_meta": meta()}}]);
+    let stateful = responded(rig.post(&[], &batch));
+    assert_eq!(stateful.status, 400);
+    assert_eq!(body(&stateful)["error"]["code"], SERVER_ERROR);
+}
+
+#[test]
 fn tools_list_is_answered_at_once_with_the_surface_s_tools() {
     let rig = rig();
     let id = rig.initialize("2025-11-25");

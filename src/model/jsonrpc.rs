@@ -3,6 +3,9 @@
 //! MCP ids are strings or integers, never null; a message whose id is
 //! anything else is an invalid request, answered without an id.
 
+use std::fmt;
+
+use serde_core::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_core::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
@@ -82,27 +85,205 @@ fn valid_id(id: &Value) -> bool {
     id.is_string() || id.is_i64() || id.is_u64()
 }
 
-/// The id of a single message, when it has a valid one: what a refusal
-/// decided before classification should still answer to.
-pub(crate) fn request_id(value: &Value) -> Option<&Value> {
-    value.get("id").filter(|id| valid_id(id))
+/// A POST body as read: one message, a batch, or JSON that is neither an
+/// object nor an array.
+#[derive(Debug)]
+pub(crate) enum Body {
+    One(Envelope),
+    Batch(Vec<Value>),
+    NotAnObject,
 }
 
-/// Classifies one JSON-RPC message.
+/// The members of one message that JSON-RPC gives a meaning to, each as
+/// sent; any other member is read past (its JSON still checked) and
+/// dropped. A body is read straight into this rather than into a
+/// [`Value`] tree first: most of what a tree of a small request costs is
+/// its top-level map and the keys it allocates.
+#[derive(Debug, Default)]
+pub(crate) struct Envelope {
+    jsonrpc: Option<Value>,
+    id: Option<Value>,
+    method: Option<Value>,
+    params: Option<Value>,
+    result: Option<Value>,
+    error: Option<Value>,
+}
+
+impl Envelope {
+    /// The envelope of a message already parsed (a batch's item); `None`
+    /// when it is not an object.
+    fn of(value: Value) -> Option<Envelope> {
+        let Value::Object(mut object) = value else {
+            return None;
+        };
+        Some(Envelope {
+            jsonrpc: object.remove("jsonrpc"),
+            id: object.remove("id"),
+            method: object.remove("method"),
+            params: object.remove("params"),
+            result: object.remove("result"),
+            error: object.remove("error"),
+        })
+    }
+
+    /// The message's id, when it has a valid one: what a refusal decided
+    /// before classification should still answer to.
+    pub(crate) fn request_id(&self) -> Option<&Value> {
+        self.id.as_ref().filter(|id| valid_id(id))
+    }
+
+    /// The message's `params`, as sent.
+    pub(crate) fn params(&self) -> Option<&Value> {
+        self.params.as_ref()
+    }
+}
+
+/// Reads a POST body. Errors are serde_json's, for a body that is not
+/// JSON (or that nests deeper than it reads).
+pub(crate) fn parse(body: &[u8]) -> Result<Body, serde_json::Error> {
+    serde_json::from_slice(body)
+}
+
+impl<'de> Deserialize<'de> for Body {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Body, D::Error> {
+        deserializer.deserialize_any(BodyVisitor)
+    }
+}
+
+struct BodyVisitor;
+
+impl<'de> Visitor<'de> for BodyVisitor {
+    type Value = Body;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a JSON-RPC message or batch")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Body, A::Error> {
+        let mut envelope = Envelope::default();
+        while let Some(member) = map.next_key::<Member>()? {
+            let slot = match member {
+                Member::Jsonrpc => &mut envelope.jsonrpc,
+                Member::Id => &mut envelope.id,
+                Member::Method => &mut envelope.method,
+                Member::Params => &mut envelope.params,
+                Member::Result => &mut envelope.result,
+                Member::Error => &mut envelope.error,
+                Member::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            // A member sent twice keeps its last value, as a map would.
+            *slot = Some(map.next_value()?);
+        }
+        Ok(Body::One(envelope))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Body, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Body::Batch(items))
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Body, E> {
+        Ok(Body::NotAnObject)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Body, E> {
+        Ok(Body::NotAnObject)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Body, E> {
+        Ok(Body::NotAnObject)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Body, E> {
+        Ok(Body::NotAnObject)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Body, E> {
+        Ok(Body::NotAnObject)
+    }
+
+    fn visit_unit<E>(self) -> Result<Body, E> {
+        Ok(Body::NotAnObject)
+    }
+}
+
+/// A member's name, matched without allocating it.
+enum Member {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Member {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Member, D::Error> {
+        deserializer.deserialize_identifier(MemberVisitor)
+    }
+}
+
+struct MemberVisitor;
+
+impl Visitor<'_> for MemberVisitor {
+    type Value = Member;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a member name")
+    }
+
+    fn visit_str<E>(self, name: &str) -> Result<Member, E> {
+        Ok(match name {
+            "jsonrpc" => Member::Jsonrpc,
+            "id" => Member::Id,
+            "method" => Member::Method,
+            "params" => Member::Params,
+            "result" => Member::Result,
+            "error" => Member::Error,
+            _ => Member::Other,
+        })
+    }
+}
+
+/// Classifies one JSON-RPC message already parsed.
 pub(crate) fn classify(value: Value) -> Result<Message, Invalid> {
-    let Value::Object(mut object) = value else {
-        return Err(Invalid {
-            id: None,
-            error: RpcError::new(INVALID_REQUEST, "a JSON-RPC message must be a JSON object"),
-        });
-    };
-    let id = object.remove("id");
+    match Envelope::of(value) {
+        Some(envelope) => classify_envelope(envelope),
+        None => Err(not_an_object()),
+    }
+}
+
+/// Why a body that is neither an object nor a batch is refused.
+pub(crate) fn not_an_object() -> Invalid {
+    Invalid {
+        id: None,
+        error: RpcError::new(INVALID_REQUEST, "a JSON-RPC message must be a JSON object"),
+    }
+}
+
+/// Classifies one JSON-RPC message by its envelope.
+pub(crate) fn classify_envelope(envelope: Envelope) -> Result<Message, Invalid> {
+    let Envelope {
+        jsonrpc,
+        id,
+        method,
+        params,
+        result,
+        error,
+    } = envelope;
     let readable_id = id.clone().filter(valid_id);
     let invalid = |message: &str| Invalid {
         id: readable_id.clone(),
         error: RpcError::new(INVALID_REQUEST, message),
     };
-    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+    if jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
         return Err(invalid("the message must carry \"jsonrpc\": \"2.0\""));
     }
     if let Some(id) = &id {
@@ -110,9 +291,8 @@ pub(crate) fn classify(value: Value) -> Result<Message, Invalid> {
             return Err(invalid("an MCP request id must be a string or an integer"));
         }
     }
-    match (object.remove("method"), id) {
+    match (method, id) {
         (Some(Value::String(method)), Some(id)) => {
-            let params = object.remove("params");
             if params.as_ref().is_some_and(|p| !p.is_object()) {
                 return Err(Invalid {
                     id: Some(id),
@@ -121,15 +301,12 @@ pub(crate) fn classify(value: Value) -> Result<Message, Invalid> {
             }
             Ok(Message::Request { id, method, params })
         }
-        (Some(Value::String(method)), None) => Ok(Message::Notification {
-            method,
-            params: object.remove("params"),
-        }),
+        (Some(Value::String(method)), None) => Ok(Message::Notification { method, params }),
         (Some(_), _) => Err(invalid("method must be a string")),
-        (None, Some(id)) if object.contains_key("result") || object.contains_key("error") => {
-            let outcome = match object.remove("result") {
+        (None, Some(id)) if result.is_some() || error.is_some() => {
+            let outcome = match result {
                 Some(result) => Ok(result),
-                None => Err(object.remove("error").unwrap_or(Value::Null)),
+                None => Err(error.unwrap_or(Value::Null)),
             };
             Ok(Message::Response { id, outcome })
         }
