@@ -82,11 +82,13 @@ fn main() {
     }
 }
 
-/// `--profile toolhost|floor [stateful|stateless] [N] [fresh]`: both
+/// `--profile toolhost|floor [stateful|stateless] [N] [fresh|cK]`: both
 /// servers and N echo calls in this one process, nothing timed — for
 /// counting instructions per call with `valgrind --tool=callgrind` (see
 /// BENCHMARKS.md). With `fresh`, N first calls instead: a fresh client
-/// each, which lists the tools, calls `echo` and closes.
+/// each, which lists the tools, calls `echo` and closes. With `cK` (`c16`),
+/// the N calls are made by K clients at once, one connection each — for
+/// counts that need concurrency, such as `perf stat -e context-switches`.
 fn profile(args: &[String]) -> Fallible<()> {
     let target = match args.first().map(String::as_str) {
         Some("floor") => Target::Floor,
@@ -101,6 +103,10 @@ fn profile(args: &[String]) -> Fallible<()> {
     };
     let calls: usize = args.get(2).and_then(|n| n.parse().ok()).unwrap_or(2000);
     let args_fresh = args.get(3).is_some_and(|a| a == "fresh");
+    let args_conns = args
+        .get(3)
+        .and_then(|a| a.strip_prefix('c'))
+        .and_then(|n| n.parse().ok());
     let host = ToolHost::bind(HostConfig::default().server_name("roundtrip"))?;
     let session = host.open_session(echo_tools()?);
     let auth = session.authorization();
@@ -125,11 +131,38 @@ fn profile(args: &[String]) -> Fallible<()> {
         eprintln!("{calls} first calls of fresh clients to {}", target.name());
         return Ok(());
     }
-    let mut client = servers.client(target, era)?;
-    for _ in 0..calls {
-        client.call_tool("echo", args.clone())?;
+    let Some(conns) = args_conns else {
+        // On this thread: `start_thread` in callgrind's report is then the
+        // servers' threads alone.
+        let mut client = servers.client(target, era)?;
+        for _ in 0..calls {
+            client.call_tool("echo", args.clone())?;
+        }
+        eprintln!("{calls} calls to {}", target.name());
+        return Ok(());
+    };
+    let failed = thread::scope(|scope| {
+        let runs: Vec<_> = (0..conns)
+            .map(|_| {
+                scope.spawn(|| -> Result<(), String> {
+                    let mut client = servers.client(target, era).map_err(|e| e.to_string())?;
+                    for _ in 0..calls / conns {
+                        client
+                            .call_tool("echo", args.clone())
+                            .map_err(|e| e.to_string())?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        runs.into_iter()
+            .filter_map(|run| run.join().unwrap().err())
+            .next()
+    });
+    if let Some(err) = failed {
+        return Err(err.into());
     }
-    eprintln!("{calls} calls to {}", target.name());
+    eprintln!("{calls} calls to {} on {conns} connections", target.name());
     Ok(())
 }
 
