@@ -71,35 +71,44 @@ pub(crate) fn post(server: &Server, session: &dyn Session, headers: &Headers, bo
             return Plan::Respond(server.refuse(400, None, &error));
         }
     };
-    if let Body::One(envelope) = &body {
-        if stateless::is_stateless(envelope.params(), headers) {
-            let Body::One(envelope) = body else {
-                unreachable!("matched as one message above")
-            };
-            return stateless::post(server, session, headers, classify_envelope(envelope));
-        }
-    }
-    if let Some(version) = headers.get("mcp-protocol-version") {
-        if Revision::parse(version).is_none() {
-            let error = RpcError::new(
-                INVALID_REQUEST,
-                format!(
-                    "unsupported MCP-Protocol-Version {version:?}; this server supports {}",
-                    Revision::supported_list()
-                ),
-            );
-            let id = match &body {
-                Body::One(envelope) => envelope.request_id(),
-                _ => None,
-            };
-            return Plan::Respond(server.refuse(400, id, &error));
+    let stateless = match &body {
+        Body::One(envelope) => stateless::is_stateless(envelope.params(), headers),
+        Body::Batch(_) | Body::NotAnObject => false,
+    };
+    if !stateless {
+        if let Some(refusal) = unknown_version(server, headers, &body) {
+            return refusal;
         }
     }
     match body {
-        Body::Batch(items) => stateful::batch(server, session, headers, items),
+        Body::One(envelope) if stateless => {
+            stateless::post(server, session, headers, classify_envelope(envelope))
+        }
         Body::One(envelope) => stateful::one(server, session, headers, classify_envelope(envelope)),
+        Body::Batch(items) => stateful::batch(server, session, headers, items),
         Body::NotAnObject => stateful::one(server, session, headers, Err(not_an_object())),
     }
+}
+
+/// The refusal of a handshake-era POST whose `MCP-Protocol-Version` names
+/// no revision this server knows, answered to the message's id if it has one.
+fn unknown_version(server: &Server, headers: &Headers, body: &Body) -> Option<Plan> {
+    let version = headers.get("mcp-protocol-version")?;
+    if Revision::parse(version).is_some() {
+        return None;
+    }
+    let error = RpcError::new(
+        INVALID_REQUEST,
+        format!(
+            "unsupported MCP-Protocol-Version {version:?}; this server supports {}",
+            Revision::supported_list()
+        ),
+    );
+    let id = match body {
+        Body::One(envelope) => envelope.request_id(),
+        Body::Batch(_) | Body::NotAnObject => None,
+    };
+    Some(Plan::Respond(server.refuse(400, id, &error)))
 }
 
 /// Whether a GET or DELETE speaks 2026-07-28, by its version header.
