@@ -241,11 +241,20 @@ fn a_body_is_read_member_by_member_and_one_that_is_no_message_is_refused() {
         "{:?}",
         work.steps
     );
-    // A member nobody reads must still be JSON.
+    // A member nobody reads must still be JSON, but only JSON: a number no
+    // f64 holds is refused in `params`, which is read, and not elsewhere.
     let broken = responded(raw(
         br#"{"extra": [1,], "jsonrpc": "2.0", "id": 3, "method": "ping"}"#,
     ));
     assert_eq!(body(&broken)["error"]["code"], -32700);
+    let huge = worked(raw(
+        br#"{"extra": 1e400, "jsonrpc": "2.0", "id": 5, "method": "ping"}"#,
+    ));
+    assert!(matches!(&huge.steps[..], [Step::Reply(reply)] if reply.to_value()["id"] == 5));
+    let huge_params = responded(raw(
+        br#"{"jsonrpc": "2.0", "id": 6, "method": "ping", "params": {"x": 1e400}}"#,
+    ));
+    assert_eq!(body(&huge_params)["error"]["code"], -32700);
     for not_a_message in [&b"\"ping\""[..], b"42", b"-1.5", b"true", b"null"] {
         let refused = responded(raw(not_a_message));
         assert_eq!(refused.status, 400);
