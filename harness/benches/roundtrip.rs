@@ -25,17 +25,19 @@
 //! (`--serve-alone`): a host with one session and nothing else; and again
 //! of the harness program `host_alone`, the same host in a program that
 //! carries nothing but it (most of a resident set is pages of the program
-//! file, and this binary carries the load generator and the client too).
+//! file, and this binary carries the load generator and the client too),
+//! next to the harness program `floor_alone`, the floor measured the same way.
 //!
 //! Any failed call (a 503 included) fails the bench, after the report.
 //! The last line is `bench: call/floor c1=… c4=… c16=… first_call_ms=…
 //! first_call_3_tools_ms=… list_1000_ms=… sse_call_ms=… churn_per_s=… bytes_per_session=…
 //! idle_rss_kib=… load_rss_kib=… idle_anon_kib=… load_anon_kib=…
-//! own_program_idle_rss_kib=… own_program_load_rss_kib=… errors=…`. See BENCHMARKS.md, which also
+//! own_program_idle_rss_kib=… own_program_load_rss_kib=…
+//! floor_program_idle_rss_kib=… floor_program_load_rss_kib=… errors=…`. See BENCHMARKS.md, which also
 //! shows how `--profile` counts instructions per call.
 
-use std::io::{self, BufRead, BufReader, Cursor, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::{self, BufRead, BufReader, Write};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,7 +48,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use toolhost::client::{CallOptions, Client, ClientError, Era};
 use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome, DEFAULT_WORKERS};
-use toolhost_tests::bench_host::{echo_only, echo_tools, serve_alone};
+use toolhost_tests::bench_host::{echo_only, echo_tools, floor, serve_alone};
 use toolhost_tests::load::{Answer, Histogram, LoadConn, LoadSession};
 use toolhost_tests::process;
 
@@ -214,87 +216,6 @@ fn churn(host: &ToolHost, surface: &Arc<StaticSurface>) -> f64 {
         n += 100;
     }
     n as f64 / started.elapsed().as_secs_f64()
-}
-
-/// Sets `TCP_NODELAY` on a listening socket, for the accepted sockets to
-/// copy (Linux, macOS, the BSDs and Windows do), as toolhost does for its
-/// own listener.
-fn nodelay_listener(listener: TcpListener) -> io::Result<TcpListener> {
-    #[cfg(unix)]
-    use std::os::fd::OwnedFd as OwnedSocket;
-    #[cfg(windows)]
-    use std::os::windows::io::OwnedSocket;
-    let socket = TcpStream::from(OwnedSocket::from(listener));
-    socket.set_nodelay(true)?;
-    Ok(TcpListener::from(OwnedSocket::from(socket)))
-}
-
-/// As long as toolhost's session ids, so both servers read as many bytes.
-const FLOOR_SESSION: &str = "f100f100f100f100f100f100f100f100";
-const FLOOR_INIT: &str = r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"floor","version":"1"}}"#;
-const FLOOR_LIST: &str = r#"{"tools":[{"name":"echo","description":"Echoes text.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}]}"#;
-const FLOOR_CALL: &str = r#"{"content":[{"type":"text","text":"hello"}],"isError":false}"#;
-
-/// The floor: a bare tiny_http responder with `workers` threads that reads
-/// each body, parses it with serde_json and answers a fixed result for its
-/// method — what any server must do at least.
-fn floor(workers: usize) -> Fallible<String> {
-    let listener = nodelay_listener(TcpListener::bind("127.0.0.1:0")?)?;
-    let url = format!("http://{}/mcp", listener.local_addr()?);
-    let server = tiny_http::Server::from_listener(listener, None).map_err(|e| e.to_string())?;
-    let server = Arc::new(server);
-    for _ in 0..workers {
-        let server = Arc::clone(&server);
-        thread::spawn(move || loop {
-            let Ok(mut request) = server.recv() else {
-                return;
-            };
-            let mut body = Vec::new();
-            let _ = request.as_reader().read_to_end(&mut body);
-            let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            let (status, extra, reply) = match message["method"].as_str() {
-                _ if message.get("id").is_none() => (202, None, String::new()),
-                Some("initialize") => (
-                    200,
-                    Some(("Mcp-Session-Id", FLOOR_SESSION)),
-                    FLOOR_INIT.to_owned(),
-                ),
-                Some("tools/list") => (200, None, FLOOR_LIST.to_owned()),
-                _ => (200, None, FLOOR_CALL.to_owned()),
-            };
-            let body = if reply.is_empty() {
-                Vec::new()
-            } else {
-                format!(
-                    r#"{{"jsonrpc":"2.0","id":{},"result":{reply}}}"#,
-                    message["id"]
-                )
-                .into_bytes()
-            };
-            let mut headers = Vec::new();
-            if !body.is_empty() {
-                headers.extend(tiny_http::Header::from_bytes(
-                    "Content-Type",
-                    "application/json",
-                ));
-            }
-            if let Some((name, value)) = extra {
-                headers.extend(tiny_http::Header::from_bytes(name, value));
-            }
-            let length = body.len();
-            let response = tiny_http::Response::new(
-                tiny_http::StatusCode(status),
-                headers,
-                Cursor::new(body),
-                Some(length),
-                None,
-            );
-            let _ = request.respond(response);
-        });
-    }
-    // The server lives as long as the process.
-    std::mem::forget(server);
-    Ok(url)
 }
 
 /// The child: measures memory and churn on a quiet host, starts both
@@ -884,7 +805,7 @@ impl Memory {
     }
 }
 
-/// Measures the host of child `alone` (which said its URL and bearer in
+/// Measures the server of child `alone` (which said its URL and bearer in
 /// `said`): idle, under 16 connections in each era, idle again; then
 /// ends it.
 fn host_memory(
@@ -893,7 +814,7 @@ fn host_memory(
     run: Duration,
     errors: &mut Errors,
 ) -> Fallible<Memory> {
-    let lone = Endpoint::new(&text(said, "toolhost")?, &text(said, "auth")?, alone.id())?;
+    let lone = Endpoint::new(&text(said, "url")?, &text(said, "auth")?, alone.id())?;
     thread::sleep(Duration::from_millis(500));
     let idle = (
         process::resident_bytes(lone.pid),
@@ -988,11 +909,14 @@ fn drive() -> Fallible<()> {
 
     // The memory of a host alone: idle, then under 16 connections in each
     // era, then idle again; in a child of this binary, and in a program
-    // that holds the host and nothing else.
+    // that holds the host and nothing else, next to such a program of the
+    // floor.
     let (alone, said) = start_child("--serve-alone", pinned)?;
     let memory = host_memory(alone, &said, run, &mut errors)?;
     let (alone, said) = start_program(Path::new(env!("CARGO_BIN_EXE_host_alone")), &[], pinned)?;
     let own_program = host_memory(alone, &said, run, &mut errors)?;
+    let (alone, said) = start_program(Path::new(env!("CARGO_BIN_EXE_floor_alone")), &[], pinned)?;
+    let floor_program = host_memory(alone, &said, run, &mut errors)?;
     println!();
     println!("memory of a host alone (default settings, one session), resident KiB (of which anonymous: heap and stacks, not mapped from files):");
     println!(
@@ -1002,6 +926,10 @@ fn drive() -> Fallible<()> {
     println!(
         "  in a program of its own (host_alone):   {}",
         own_program.describe(run)
+    );
+    println!(
+        "  the floor so, for comparison (floor_alone): {}",
+        floor_program.describe(run)
     );
     let (idle, load_rss, load_anon) = (memory.idle, memory.load_rss, memory.load_anon);
 
@@ -1084,7 +1012,7 @@ fn drive() -> Fallible<()> {
     let _ = child.wait();
     println!("load average {} after", load_average());
     println!(
-        "bench: call/floor {} first_call_ms={first_toolhost:.3} first_call_3_tools_ms={first_three:.3} list_1000_ms={list_ms:.2} sse_call_ms={sse_ms:.3} churn_per_s={:.0} bytes_per_session={} idle_rss_kib={} load_rss_kib={} idle_anon_kib={} load_anon_kib={} own_program_idle_rss_kib={} own_program_load_rss_kib={} errors={}",
+        "bench: call/floor {} first_call_ms={first_toolhost:.3} first_call_3_tools_ms={first_three:.3} list_1000_ms={list_ms:.2} sse_call_ms={sse_ms:.3} churn_per_s={:.0} bytes_per_session={} idle_rss_kib={} load_rss_kib={} idle_anon_kib={} load_anon_kib={} own_program_idle_rss_kib={} own_program_load_rss_kib={} floor_program_idle_rss_kib={} floor_program_load_rss_kib={} errors={}",
         headline.join(" "),
         servers.churn_per_s,
         show(servers.bytes_per_session),
@@ -1094,6 +1022,8 @@ fn drive() -> Fallible<()> {
         kib(load_anon),
         kib(own_program.idle.0),
         kib(own_program.load_rss),
+        kib(floor_program.idle.0),
+        kib(floor_program.load_rss),
         errors.total()
     );
     if errors.total() > 0 {
