@@ -252,6 +252,7 @@ mod config;
 mod crypto;
 mod error;
 mod event;
+mod hash;
 mod host;
 mod http;
 mod mcp;

@@ -8,6 +8,8 @@
 //! ```text
 //! cargo bench -p toolhost-tests --bench roundtrip
 //! ROUNDTRIP_ROUNDS=9 ROUNDTRIP_SECS=2 cargo bench -p toolhost-tests --bench roundtrip
+//! cargo bench -p toolhost-tests --bench roundtrip -- --calls    # the call rounds alone
+//! cargo bench -p toolhost-tests --bench roundtrip -- --memory   # host_alone and floor_alone alone
 //! ```
 //!
 //! The servers run in a child process (this binary with `--serve`), the load
@@ -73,10 +75,12 @@ fn main() {
         serve_alone()
     } else if let Some(at) = args.iter().position(|a| a == "--profile") {
         profile(&args[at + 1..])
+    } else if args.iter().any(|a| a == "--memory") {
+        memory_only()
     } else if let Some(at) = args.iter().position(|a| a == "--first-call") {
         first_calls_only(&args[at + 1..])
     } else {
-        drive()
+        drive(args.iter().any(|a| a == "--calls"))
     };
     if let Err(err) = outcome {
         eprintln!("roundtrip: {err}");
@@ -846,6 +850,28 @@ fn host_memory(
     })
 }
 
+/// `--memory`: the memory of `host_alone` and `floor_alone` alone, as the
+/// full run measures it (idle, under 16 connections in each era, idle
+/// again), in a few seconds: for working on memory.
+fn memory_only() -> Fallible<()> {
+    let run = Duration::from_secs_f64(env_number("ROUNDTRIP_SECS", 1.0).max(0.05));
+    let (pinned, pinning) = pin_self();
+    println!("placement: {pinning}");
+    let mut errors = Errors::default();
+    for (name, exe) in [
+        ("host_alone", env!("CARGO_BIN_EXE_host_alone")),
+        ("floor_alone", env!("CARGO_BIN_EXE_floor_alone")),
+    ] {
+        let (alone, said) = start_program(Path::new(exe), &[], pinned)?;
+        let memory = host_memory(alone, &said, run, &mut errors)?;
+        println!("{name}: {}", memory.describe(run));
+    }
+    match errors.total() {
+        0 => Ok(()),
+        _ => Err(format!("failed calls: {}", errors.describe()).into()),
+    }
+}
+
 fn era_name(era: Era) -> &'static str {
     if era == Era::Stateful {
         "stateful"
@@ -854,7 +880,9 @@ fn era_name(era: Era) -> &'static str {
     }
 }
 
-fn drive() -> Fallible<()> {
+/// The whole bench; with `calls_only` (`--calls`), the call rounds alone:
+/// for comparing builds round against round.
+fn drive(calls_only: bool) -> Fallible<()> {
     let rounds = env_number("ROUNDTRIP_ROUNDS", 5.0).max(1.0) as usize;
     let run = Duration::from_secs_f64(env_number("ROUNDTRIP_SECS", 1.0).max(0.05));
     let machine = machine_line();
@@ -905,6 +933,14 @@ fn drive() -> Fallible<()> {
             era_name(era),
             ratios_line.join(" ")
         );
+    }
+    if calls_only {
+        drop(child.stdin.take());
+        let _ = child.wait();
+        return match errors.total() {
+            0 => Ok(()),
+            n => Err(format!("{n} calls failed: {}", errors.describe()).into()),
+        };
     }
 
     // The memory of a host alone: idle, then under 16 connections in each

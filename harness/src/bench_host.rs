@@ -106,7 +106,9 @@ pub fn floor(workers: usize) -> Result<String, Box<dyn std::error::Error>> {
     let server = Arc::new(server);
     for _ in 0..workers {
         let server = Arc::clone(&server);
-        thread::spawn(move || loop {
+        // Named, so a profile tells the floor's workers from toolhost's.
+        let worker = thread::Builder::new().name("floor-worker".into());
+        worker.spawn(move || loop {
             let Ok(mut request) = server.recv() else {
                 return;
             };
@@ -151,7 +153,7 @@ pub fn floor(workers: usize) -> Result<String, Box<dyn std::error::Error>> {
                 None,
             );
             let _ = request.respond(response);
-        });
+        })?;
     }
     // The server lives as long as the process.
     std::mem::forget(server);

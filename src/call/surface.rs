@@ -6,7 +6,7 @@
 //! surface returns. A call for a tool the surface does not list at that
 //! moment never reaches [`ToolSurface::call`].
 
-use std::collections::HashMap;
+use crate::hash::HostMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -105,7 +105,7 @@ type Handler = Arc<dyn Fn(&Value, &CallContext) -> ToolOutcome + Send + Sync>;
 #[derive(Clone, Default)]
 pub struct StaticSurface {
     tools: Vec<(Tool, Handler)>,
-    index: HashMap<String, usize>,
+    index: HostMap<String, usize>,
 }
 
 impl StaticSurface {

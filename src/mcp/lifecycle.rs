@@ -7,7 +7,7 @@
 //! by [`MAX_MCP_SESSIONS`]: past it the least recently used is forgotten,
 //! so a client looping on `initialize` cannot grow memory.
 
-use std::collections::HashMap;
+use crate::hash::HostMap;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
@@ -45,7 +45,7 @@ struct McpSession {
 /// The MCP sessions of one bearer, by `Mcp-Session-Id`.
 #[derive(Debug, Default)]
 pub(crate) struct McpSessions {
-    sessions: HashMap<String, McpSession>,
+    sessions: HostMap<String, McpSession>,
     clock: u64,
 }
 

@@ -207,7 +207,7 @@ impl Drop for Watch {
 impl Runtime {
     /// Admits a planned call: opens its 2026-07-28 rounds, registers it with
     /// its session, builds its context and starts its watches.
-    pub(super) fn admit(&self, job: &Job, plan: CallPlan) -> Result<Admitted, StepResult> {
+    pub(super) fn admit(&self, job: &Job, plan: CallPlan) -> Result<Box<Admitted>, StepResult> {
         let CallPlan {
             request_id,
             tool,
@@ -269,7 +269,7 @@ impl Runtime {
             &ticket.cancel,
             admitted_at,
         );
-        Ok(Admitted {
+        Ok(Box::new(Admitted {
             tool,
             arguments,
             ticket,
@@ -277,11 +277,11 @@ impl Runtime {
             admitted_at,
             waited: false,
             _watch: watch,
-        })
+        }))
     }
 
     /// Runs an admitted call's handler, which holds a slot, to its end.
-    pub(super) fn run(&self, job: &Job, call: Admitted) -> StepResult {
+    pub(super) fn run(&self, job: &Job, call: Box<Admitted>) -> StepResult {
         let Admitted {
             tool,
             arguments,
@@ -290,7 +290,7 @@ impl Runtime {
             admitted_at,
             waited,
             _watch,
-        } = call;
+        } = *call;
         let entry = &job.entry;
         if waited {
             let waited = admitted_at.elapsed();

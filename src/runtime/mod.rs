@@ -192,13 +192,13 @@ impl Runtime {
             outlet.resumable(entry, mcp_session, *priming);
         }
         let steps = std::mem::take(&mut work.steps).into();
-        let job = Job {
+        let job = Box::new(Job {
             entry: Arc::clone(entry),
             work,
             steps,
             results: Vec::new(),
             outlet,
-        };
+        });
         self.drive(job, lane);
     }
 

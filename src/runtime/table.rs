@@ -13,7 +13,7 @@
 //! `Drop` calls it), no call of that session is admitted, and every call
 //! admitted before sees `is_cancelled() == true`.
 
-use std::collections::HashMap;
+use crate::hash::HostMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 
@@ -57,7 +57,7 @@ fn parse_token(token: &str) -> Option<ParsedToken> {
 /// Every live session of one host.
 #[derive(Default)]
 pub(crate) struct SessionTable {
-    sessions: Mutex<HashMap<u64, Arc<SessionEntry>>>,
+    sessions: Mutex<HostMap<u64, Arc<SessionEntry>>>,
     /// Compared against when a locator is unknown, so that a miss costs what a
     /// hit does.
     decoy: [u8; SECRET_BYTES],
@@ -162,7 +162,7 @@ pub(crate) struct SessionEntry {
     /// The MCP sessions (`Mcp-Session-Id`) opened under this bearer.
     mcp: Mutex<McpSessions>,
     /// Requests sent to the client whose answers a handler awaits, by id.
-    asks: Mutex<HashMap<String, PendingAsk>>,
+    asks: Mutex<HostMap<String, PendingAsk>>,
     /// Response streams kept for clients that reconnect.
     pub(crate) streams: CallStreams,
 }
@@ -206,7 +206,7 @@ struct PendingAsk {
 struct Gate {
     revoked: bool,
     next_call: u64,
-    in_flight: HashMap<u64, InFlight>,
+    in_flight: HostMap<u64, InFlight>,
 }
 
 /// A running call, and the request it answers (for `notifications/cancelled`,
