@@ -5,9 +5,9 @@
 //! requests, checks headers, reads small bodies and answers everything but
 //! a tool call's handler. A worker that takes a call with a free slot runs
 //! the handler itself, without a hand-off, but first makes sure `workers`
-//! others still take requests, starting a thread when none is spare; a
-//! thread with nothing to do for [`IDLE`] leaves once more than `workers`
-//! are left. So `ping`, `tools/list`, cancellations and answers to a
+//! others still take requests, starting a thread when none is spare; such
+//! a thread, once it has had nothing to do for [`IDLE`], leaves if more
+//! than `workers` are left (the first `workers` stay). So `ping`, `tools/list`, cancellations and answers to a
 //! handler's questions always find a free worker, a steady load keeps its
 //! threads, and a burst's extra threads are gone within seconds.
 
@@ -48,6 +48,18 @@ pub(crate) struct Pool {
     threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
+/// Whether a worker is one of the `workers` the pool starts with, which
+/// wait for requests without a timeout and stay, or one started while
+/// others ran handlers, which leaves after [`IDLE`] without a request once
+/// the pool has `workers` spare without it. The standing ones wait untimed
+/// because a timed wait costs each request two clock reads and a kernel
+/// timer armed and cancelled; `stop` wakes them with one unblock each.
+#[derive(Clone, Copy)]
+enum Role {
+    Standing,
+    Surplus,
+}
+
 /// A worker's side of lending itself to a handler.
 struct Worker<'a>(&'a Arc<Pool>);
 
@@ -58,7 +70,7 @@ impl Lane for Worker<'_> {
         if pool.live.load(Ordering::SeqCst).saturating_sub(lent) < pool.workers {
             // Without a thread to spare, this one keeps speaking the
             // protocol while it runs the handler; the others still do.
-            let _ = pool.spawn();
+            let _ = pool.spawn(Role::Surplus);
         }
     }
 
@@ -86,18 +98,18 @@ impl Pool {
             threads: Mutex::new(Vec::with_capacity(workers)),
         });
         for _ in 0..workers {
-            pool.spawn()?;
+            pool.spawn(Role::Standing)?;
         }
         nudge(&pool, addr);
         Ok(pool)
     }
 
-    fn spawn(self: &Arc<Self>) -> io::Result<()> {
+    fn spawn(self: &Arc<Self>, role: Role) -> io::Result<()> {
         self.live.fetch_add(1, Ordering::SeqCst);
         let pool = Arc::clone(self);
         let spawned = thread::Builder::new()
             .name("toolhost-worker".into())
-            .spawn(move || pool.run());
+            .spawn(move || pool.run(role));
         match spawned {
             Ok(handle) => {
                 let mut threads = lock(&self.threads);
@@ -112,10 +124,14 @@ impl Pool {
         }
     }
 
-    fn run(self: &Arc<Self>) {
+    fn run(self: &Arc<Self>, role: Role) {
         let lane = Worker(self);
         while !self.stopping.load(Ordering::SeqCst) {
-            match self.server.recv_timeout(IDLE) {
+            let next = match role {
+                Role::Standing => self.server.recv().map(Some),
+                Role::Surplus => self.server.recv_timeout(IDLE),
+            };
+            match next {
                 Ok(Some(request)) => {
                     // Handlers are already isolated; this guards against a
                     // bug in the host itself costing more than the one

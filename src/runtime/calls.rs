@@ -301,7 +301,9 @@ impl Runtime {
         self.server.emit(|| Event::CallStarted {
             tool: tool.name().to_owned(),
         });
-        let started = Instant::now();
+        // Timed only for a listener: a clock read is a noticeable share of
+        // a quick call.
+        let started = heard(self.server.hook.as_ref(), log::Level::Error).then(Instant::now);
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             entry.surface.call(tool.name(), &arguments, &ctx)
         }))
@@ -312,7 +314,7 @@ impl Runtime {
             ))
         });
         let outcome = mcp::checked_outcome(&tool, outcome);
-        let duration = started.elapsed();
+        let duration = started.map(|at| at.elapsed()).unwrap_or_default();
         drop(_watch);
         let cancelled_by_client = ticket.cancel.by_client();
         drop(ticket);
