@@ -72,7 +72,7 @@ pub(crate) fn post(server: &Server, session: &dyn Session, headers: &Headers, bo
         }
     };
     let stateless = match &body {
-        Body::One(envelope) => stateless::is_stateless(envelope.params(), headers),
+        Body::One(envelope) => stateless::is_stateless(envelope.meta(), headers),
         Body::Batch(_) | Body::NotAnObject => false,
     };
     if !stateless {

@@ -11,6 +11,7 @@ use crate::model::http::{Headers, HttpResponse};
 use crate::model::jsonrpc::{
     classify, failure, success, Invalid, Message, RpcError, INVALID_REQUEST, METHOD_NOT_FOUND,
 };
+use crate::model::meta::Meta;
 use crate::model::LogLevel;
 
 /// Plans one JSON-RPC message, as classified.
@@ -26,7 +27,10 @@ pub(super) fn one(
             return Plan::Respond(server.refuse(400, invalid.id.as_ref(), &invalid.error))
         }
     };
-    if let Message::Request { id, method, params } = &message {
+    if let Message::Request {
+        id, method, params, ..
+    } = &message
+    {
         if method == "initialize" {
             return Plan::Respond(initialize(server, session, id, params.as_ref()));
         }
@@ -144,14 +148,19 @@ impl Turn<'_> {
     /// nothing.
     fn step(&self, message: Message) -> Option<Step> {
         match message {
-            Message::Request { id, method, params } => Some(self.request(id, &method, params)),
+            Message::Request {
+                id,
+                method,
+                params,
+                meta,
+            } => Some(self.request(id, &method, params, meta)),
             Message::Notification { method, params } => self.notification(&method, params.as_ref()),
             Message::Response { id, outcome } => Some(Step::Deliver { id, outcome }),
         }
     }
 
     /// Answers one request, or plans its call.
-    fn request(&self, id: Value, method: &str, params: Option<Value>) -> Step {
+    fn request(&self, id: Value, method: &str, params: Option<Value>, meta: Meta) -> Step {
         let result = match method {
             "ping" => Ok(Value::Object(serde_json::Map::new())),
             "tools/list" => {
@@ -168,8 +177,14 @@ impl Turn<'_> {
                 )
             }
             "tools/call" => {
-                return match tools::plan(self.server, self.session, &self.caller, &id, params, None)
-                {
+                return match tools::plan(
+                    self.server,
+                    self.session,
+                    &self.caller,
+                    &id,
+                    (params, meta),
+                    None,
+                ) {
                     Ok(plan) => Step::Call(plan),
                     Err(Ok(result)) => Step::Reply(success(&id, result).into()),
                     Err(Err(error)) => Step::Reply(failure(Some(&id), &error).into()),

@@ -22,34 +22,29 @@ use crate::model::jsonrpc::{
     success, Invalid, Message, RpcError, HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS,
     INVALID_REQUEST, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION,
 };
+use crate::model::meta::{RequestMeta, META_CAPABILITIES, META_LOG_LEVEL, META_VERSION, NO_META};
 use crate::model::params::decode_header;
 use crate::model::{LogLevel, Revision};
 
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-const META_CLIENT: &str = "io.modelcontextprotocol/clientInfo";
 const META_SERVER: &str = "io.modelcontextprotocol/serverInfo";
-const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
-/// Whether a POST body of one message, whose `params` are given, is
+/// Whether a POST body of one message, whose `params._meta` is given, is
 /// stateless-era traffic (a batch never is). Without an
 /// `Mcp-Session-Id`: its `_meta` carries `io.modelcontextprotocol/*` keys, or
 /// its `MCP-Protocol-Version` header names anything but a handshake-era
 /// revision. With one: only when `_meta` names 2026-07-28 (the stray session
 /// id is then ignored); a legacy client that adds `_meta` inside its MCP
 /// session stays on the stateful path.
-pub(crate) fn is_stateless(params: Option<&Value>, headers: &Headers) -> bool {
-    let meta = params.and_then(|p| p.get("_meta"));
+pub(crate) fn is_stateless(meta: &RequestMeta, headers: &Headers) -> bool {
     let meta_version = meta
-        .and_then(|m| m.get(META_VERSION))
+        .protocol_version
+        .as_ref()
         .and_then(Value::as_str)
         .and_then(Revision::parse);
     if headers.get("mcp-session-id").is_some() {
         return meta_version.is_some_and(Revision::is_stateless);
     }
-    let modern_meta = meta
-        .and_then(Value::as_object)
-        .is_some_and(|m| m.keys().any(|k| k.starts_with("io.modelcontextprotocol/")));
+    let modern_meta = meta.modern_keys;
     let handshake_header = headers
         .get("mcp-protocol-version")
         .map(|h| Revision::parse(h).is_some_and(|r| !r.is_stateless()));
@@ -84,14 +79,14 @@ fn mismatch(message: String) -> RpcError {
 
 /// Checks `_meta`, headers and version, in the order the revision layers
 /// its errors; returns who is calling.
-fn check(method: &str, params: Option<&Value>, headers: &Headers) -> Result<Caller, RpcError> {
-    let meta = params.and_then(|p| p.get("_meta"));
-    let meta_version = meta
-        .and_then(|m| m.get(META_VERSION))
-        .and_then(Value::as_str);
-    let capabilities = meta
-        .and_then(|m| m.get(META_CAPABILITIES))
-        .filter(|c| c.is_object());
+fn check(
+    method: &str,
+    params: Option<&Value>,
+    meta: &RequestMeta,
+    headers: &Headers,
+) -> Result<Caller, RpcError> {
+    let meta_version = meta.protocol_version.as_ref().and_then(Value::as_str);
+    let capabilities = meta.client_capabilities.as_ref().filter(|c| c.is_object());
     let (Some(requested), Some(capabilities)) = (meta_version, capabilities) else {
         return Err(RpcError::new(
             INVALID_PARAMS,
@@ -143,7 +138,7 @@ fn check(method: &str, params: Option<&Value>, headers: &Headers) -> Result<Call
             }
         }
     }
-    let log_level = match meta.and_then(|m| m.get(META_LOG_LEVEL)) {
+    let log_level = match &meta.log_level {
         None => None,
         Some(level) => Some(level.as_str().and_then(LogLevel::parse).ok_or_else(|| {
             RpcError::new(
@@ -154,7 +149,7 @@ fn check(method: &str, params: Option<&Value>, headers: &Headers) -> Result<Call
     };
     Ok(Caller {
         revision: Revision::V2026_07_28,
-        client: read_client_info(meta.and_then(|m| m.get(META_CLIENT))).map(Arc::new),
+        client: read_client_info(meta.client_info.as_ref()).map(Arc::new),
         capabilities: Arc::new(capabilities.clone()),
         session_id: None,
         log_level,
@@ -234,8 +229,13 @@ pub(super) fn post(
     headers: &Headers,
     message: Result<Message, Invalid>,
 ) -> Plan {
-    let (id, method, params) = match message {
-        Ok(Message::Request { id, method, params }) => (id, method, params),
+    let (id, method, params, meta) = match message {
+        Ok(Message::Request {
+            id,
+            method,
+            params,
+            meta,
+        }) => (id, method, params, meta),
         Ok(Message::Notification { .. }) => return Plan::Respond(HttpResponse::empty(202)),
         Ok(Message::Response { id, .. }) => {
             let error = RpcError::new(
@@ -250,7 +250,12 @@ pub(super) fn post(
     };
     let refuse =
         |error: RpcError| Plan::Respond(server.refuse(status_of(&error), Some(&id), &error));
-    let caller = match check(&method, params.as_ref(), headers) {
+    let caller = match check(
+        &method,
+        params.as_ref(),
+        meta.as_deref().unwrap_or(&NO_META),
+        headers,
+    ) {
         Ok(caller) => caller,
         Err(error) => return refuse(error),
     };
@@ -262,7 +267,7 @@ pub(super) fn post(
             }
         }
         "tools/call" => {
-            return match tools::plan(server, session, &caller, &id, params, Some(headers))
+            return match tools::plan(server, session, &caller, &id, (params, meta), Some(headers))
             {
                 Ok(plan) => Plan::Work(Work {
                     caller,
@@ -341,7 +346,9 @@ pub(super) fn method_not_allowed(server: &Server) -> HttpResponse {
 #[cfg(test)]
 fn check_error(method: &str, params: &Value, headers: &[(&str, &str)]) -> Option<(i64, Value)> {
     let headers = Headers::new(headers.iter().copied());
-    check(method, Some(params), &headers)
+    let mut params = params.clone();
+    let meta = RequestMeta::take_from(&mut params);
+    check(method, Some(&params), &meta, &headers)
         .err()
         .map(|e| (e.code, crate::model::jsonrpc::failure(None, &e)))
 }
@@ -439,25 +446,21 @@ mod tests {
     #[test]
     fn era_detection_follows_meta_then_header() {
         let headers = |pairs: &[(&str, &str)]| Headers::new(pairs.iter().copied());
-        let with_meta = meta();
-        let with_meta = Some(&with_meta);
-        let plain = json!({});
-        let plain = Some(&plain);
+        let meta_of = |mut params: Value| RequestMeta::take_from(&mut params);
+        let with_meta = &meta_of(meta());
+        let plain = &meta_of(json!({}));
         assert!(is_stateless(with_meta, &headers(&[])));
         assert!(is_stateless(
             with_meta,
             &headers(&[("Mcp-Session-Id", "stray")])
         ));
-        let progress_only = json!({"_meta": {"progressToken": 1}});
-        assert!(!is_stateless(Some(&progress_only), &headers(&[])));
+        let other_namespaced = &meta_of(json!({"_meta": {"io.modelcontextprotocol/x": 1}}));
+        assert!(is_stateless(other_namespaced, &headers(&[])));
+        let progress_only = &meta_of(json!({"_meta": {"progressToken": 1}}));
+        assert!(!is_stateless(progress_only, &headers(&[])));
         assert!(!is_stateless(plain, &headers(&[])));
-        assert!(!is_stateless(None, &headers(&[])));
         assert!(is_stateless(
             plain,
-            &headers(&[("MCP-Protocol-Version", "2026-07-28")])
-        ));
-        assert!(is_stateless(
-            None,
             &headers(&[("MCP-Protocol-Version", "2026-07-28")])
         ));
         assert!(!is_stateless(

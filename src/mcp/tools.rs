@@ -24,6 +24,7 @@ use crate::model::http::Headers;
 use crate::model::jsonrpc::{
     success, success_serialized, Reply, RpcError, INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY,
 };
+use crate::model::meta::Meta;
 use crate::model::params::check_headers;
 use crate::model::{CallResult, Revision, Tool, ToolOutcome};
 use crate::schema::describe;
@@ -189,7 +190,7 @@ pub(crate) fn plan(
     session: &dyn Session,
     caller: &Caller,
     request_id: &Value,
-    mut params: Option<Value>,
+    (mut params, meta): (Option<Value>, Meta),
     param_headers: Option<&Headers>,
 ) -> Result<CallPlan, Refusal> {
     let (name, arguments) = read_call(params.as_mut()).map_err(Err)?;
@@ -216,11 +217,9 @@ pub(crate) fn plan(
     } else {
         None
     };
-    let progress_token = params
-        .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get("progressToken"))
-        .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
-        .cloned();
+    let progress_token = meta
+        .and_then(|meta| meta.progress_token)
+        .filter(|t| t.is_string() || t.is_i64() || t.is_u64());
     let key = caller.session_id.as_ref().map(|session| CallKey {
         mcp_session: session.clone(),
         request_id: request_id.clone(),

@@ -9,6 +9,8 @@ use serde_core::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess
 use serde_core::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
+use super::meta::{Meta, Params, RequestMeta, NO_META};
+
 /// Invalid JSON was received.
 pub(crate) const PARSE_ERROR: i64 = -32700;
 /// The JSON is not a valid request object.
@@ -58,7 +60,9 @@ pub(crate) enum Message {
     Request {
         id: Value,
         method: String,
+        /// Without `_meta`, whose members are `meta`.
         params: Option<Value>,
+        meta: Meta,
     },
     /// A notification: no response.
     Notification {
@@ -98,13 +102,16 @@ pub(crate) enum Body {
 /// sent; any other member is read past (its JSON still checked) and
 /// dropped. A body is read straight into this rather than into a
 /// [`Value`] tree first: most of what a tree of a small request costs is
-/// its top-level map and the keys it allocates.
+/// its top-level map and the keys it allocates. `params` is kept without
+/// its `_meta`, whose members the host reads are `meta` (see
+/// [`super::meta`]).
 #[derive(Debug, Default)]
 pub(crate) struct Envelope {
     jsonrpc: Option<Value>,
     id: Option<Value>,
     method: Option<Value>,
     params: Option<Value>,
+    meta: Meta,
     result: Option<Value>,
     error: Option<Value>,
 }
@@ -116,11 +123,16 @@ impl Envelope {
         let Value::Object(mut object) = value else {
             return None;
         };
+        let mut params = object.remove("params");
+        let meta = params
+            .as_mut()
+            .map(|params| Box::new(RequestMeta::take_from(params)));
         Some(Envelope {
             jsonrpc: object.remove("jsonrpc"),
             id: object.remove("id"),
             method: object.remove("method"),
-            params: object.remove("params"),
+            params,
+            meta,
             result: object.remove("result"),
             error: object.remove("error"),
         })
@@ -132,9 +144,9 @@ impl Envelope {
         self.id.as_ref().filter(|id| valid_id(id))
     }
 
-    /// The message's `params`, as sent.
-    pub(crate) fn params(&self) -> Option<&Value> {
-        self.params.as_ref()
+    /// The members of the message's `params._meta` the host reads.
+    pub(crate) fn meta(&self) -> &RequestMeta {
+        self.meta.as_deref().unwrap_or(&NO_META)
     }
 }
 
@@ -166,7 +178,12 @@ impl<'de> Visitor<'de> for BodyVisitor {
                 Member::Jsonrpc => &mut envelope.jsonrpc,
                 Member::Id => &mut envelope.id,
                 Member::Method => &mut envelope.method,
-                Member::Params => &mut envelope.params,
+                Member::Params => {
+                    let Params(params, meta) = map.next_value()?;
+                    envelope.params = Some(params);
+                    envelope.meta = meta;
+                    continue;
+                }
                 Member::Result => &mut envelope.result,
                 Member::Error => &mut envelope.error,
                 Member::Other => {
@@ -275,6 +292,7 @@ pub(crate) fn classify_envelope(envelope: Envelope) -> Result<Message, Invalid> 
         id,
         method,
         params,
+        meta,
         result,
         error,
     } = envelope;
@@ -299,7 +317,12 @@ pub(crate) fn classify_envelope(envelope: Envelope) -> Result<Message, Invalid> 
                     error: RpcError::invalid_params("params must be a JSON object"),
                 });
             }
-            Ok(Message::Request { id, method, params })
+            Ok(Message::Request {
+                id,
+                method,
+                params,
+                meta,
+            })
         }
         (Some(Value::String(method)), None) => Ok(Message::Notification { method, params }),
         (Some(_), _) => Err(invalid("method must be a string")),
