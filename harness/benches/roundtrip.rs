@@ -9,6 +9,7 @@
 //! cargo bench -p toolhost-tests --bench roundtrip
 //! ROUNDTRIP_ROUNDS=9 ROUNDTRIP_SECS=2 cargo bench -p toolhost-tests --bench roundtrip
 //! cargo bench -p toolhost-tests --bench roundtrip -- --calls    # the call rounds alone
+//! ROUNDTRIP_CONNS=16 ROUNDTRIP_ROUNDS=15 cargo bench -p toolhost-tests --bench roundtrip -- --calls
 //! cargo bench -p toolhost-tests --bench roundtrip -- --memory   # host_alone and floor_alone alone
 //! ```
 //!
@@ -904,9 +905,22 @@ fn drive(calls_only: bool) -> Fallible<()> {
     println!("{TABLE_HEAD}");
     let mut headline = Vec::new();
     let mut errors = Errors::default();
+    // `ROUNDTRIP_CONNS=16` (or `1,16`) measures those concurrencies alone,
+    // with `--calls` for more rounds of one cell in the same time.
+    let concurrencies: Vec<usize> = match std::env::var("ROUNDTRIP_CONNS") {
+        Ok(list) => list
+            .split(',')
+            .map(|n| {
+                n.trim()
+                    .parse()
+                    .map_err(|_| format!("ROUNDTRIP_CONNS: {n:?} is not a number"))
+            })
+            .collect::<Result<_, _>>()?,
+        Err(_) => CONCURRENCY.to_vec(),
+    };
     for era in [Era::Stateful, Era::Stateless] {
         let mut ratios_line = Vec::new();
-        for conns in CONCURRENCY {
+        for &conns in &concurrencies {
             let mut ratios = Vec::new();
             let mut rows = [Row::default(), Row::default()];
             for _ in 0..rounds {
