@@ -7,9 +7,10 @@
 //! the handler itself, without a hand-off, but first makes sure `workers`
 //! others still take requests, starting a thread when none is spare; such
 //! a thread, once it has had nothing to do for [`IDLE`], leaves if more
-//! than `workers` are left (the first `workers` stay). So `ping`, `tools/list`, cancellations and answers to a
-//! handler's questions always find a free worker, a steady load keeps its
-//! threads, and a burst's extra threads are gone within seconds.
+//! than `workers` are left (the first `workers` stay). So `ping`,
+//! `tools/list`, cancellations and answers to a handler's questions always
+//! find a free worker, a steady load keeps its threads, and a burst's extra
+//! threads are gone within seconds.
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
