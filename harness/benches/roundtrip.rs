@@ -358,6 +358,14 @@ impl Errors {
         self.busy + self.tool + self.other
     }
 
+    /// Fails the bench, after its report, if any call failed.
+    fn check(self) -> Fallible<()> {
+        match self.total() {
+            0 => Ok(()),
+            n => Err(format!("{n} calls failed: {}", self.describe()).into()),
+        }
+    }
+
     fn describe(self) -> String {
         match (self.busy, self.tool, self.other) {
             (0, 0, 0) => "0".into(),
@@ -867,10 +875,7 @@ fn memory_only() -> Fallible<()> {
         let memory = host_memory(alone, &said, run, &mut errors)?;
         println!("{name}: {}", memory.describe(run));
     }
-    match errors.total() {
-        0 => Ok(()),
-        _ => Err(format!("failed calls: {}", errors.describe()).into()),
-    }
+    errors.check()
 }
 
 fn era_name(era: Era) -> &'static str {
@@ -951,10 +956,7 @@ fn drive(calls_only: bool) -> Fallible<()> {
     if calls_only {
         drop(child.stdin.take());
         let _ = child.wait();
-        return match errors.total() {
-            0 => Ok(()),
-            n => Err(format!("{n} calls failed: {}", errors.describe()).into()),
-        };
+        return errors.check();
     }
 
     // The memory of a host alone: idle, then under 16 connections in each
@@ -1076,8 +1078,5 @@ fn drive(calls_only: bool) -> Fallible<()> {
         kib(floor_program.load_rss),
         errors.total()
     );
-    if errors.total() > 0 {
-        return Err(format!("{} calls failed: {}", errors.total(), errors.describe()).into());
-    }
-    Ok(())
+    errors.check()
 }

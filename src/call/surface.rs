@@ -6,7 +6,6 @@
 //! surface returns. A call for a tool the surface does not list at that
 //! moment never reaches [`ToolSurface::call`].
 
-use crate::hash::HostMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -19,6 +18,7 @@ use super::link::SessionLink;
 use super::typed::{typed_tool, Reply};
 use crate::error::Error;
 use crate::event::LOG_TARGET;
+use crate::hash::HostMap;
 use crate::model::{Tool, ToolOutcome};
 
 mod builder;

@@ -7,12 +7,12 @@
 //! by [`MAX_MCP_SESSIONS`]: past it the least recently used is forgotten,
 //! so a client looping on `initialize` cannot grow memory.
 
-use crate::hash::HostMap;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
 use super::Server;
+use crate::hash::HostMap;
 use crate::model::jsonrpc::RpcError;
 use crate::model::{ClientInfo, LogLevel, Revision};
 

@@ -182,7 +182,8 @@ impl Turn<'_> {
                     self.session,
                     &self.caller,
                     &id,
-                    (params, meta),
+                    params,
+                    meta,
                     None,
                 ) {
                     Ok(plan) => Step::Call(plan),

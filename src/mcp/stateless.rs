@@ -22,7 +22,7 @@ use crate::model::jsonrpc::{
     success, Invalid, Message, RpcError, HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS,
     INVALID_REQUEST, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION,
 };
-use crate::model::meta::{RequestMeta, META_CAPABILITIES, META_LOG_LEVEL, META_VERSION, NO_META};
+use crate::model::meta::{RequestMeta, META_CAPABILITIES, META_LOG_LEVEL, META_VERSION};
 use crate::model::params::decode_header;
 use crate::model::{LogLevel, Revision};
 
@@ -250,12 +250,7 @@ pub(super) fn post(
     };
     let refuse =
         |error: RpcError| Plan::Respond(server.refuse(status_of(&error), Some(&id), &error));
-    let caller = match check(
-        &method,
-        params.as_ref(),
-        meta.as_deref().unwrap_or(&NO_META),
-        headers,
-    ) {
+    let caller = match check(&method, params.as_ref(), RequestMeta::of(&meta), headers) {
         Ok(caller) => caller,
         Err(error) => return refuse(error),
     };
@@ -267,7 +262,7 @@ pub(super) fn post(
             }
         }
         "tools/call" => {
-            return match tools::plan(server, session, &caller, &id, (params, meta), Some(headers))
+            return match tools::plan(server, session, &caller, &id, params, meta, Some(headers))
             {
                 Ok(plan) => Plan::Work(Work {
                     caller,

@@ -190,7 +190,8 @@ pub(crate) fn plan(
     session: &dyn Session,
     caller: &Caller,
     request_id: &Value,
-    (mut params, meta): (Option<Value>, Meta),
+    mut params: Option<Value>,
+    meta: Meta,
     param_headers: Option<&Headers>,
 ) -> Result<CallPlan, Refusal> {
     let (name, arguments) = read_call(params.as_mut()).map_err(Err)?;

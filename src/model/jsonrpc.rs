@@ -9,7 +9,7 @@ use serde_core::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess
 use serde_core::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
-use super::meta::{Meta, Params, RequestMeta, NO_META};
+use super::meta::{Meta, Params, RequestMeta};
 
 /// Invalid JSON was received.
 pub(crate) const PARSE_ERROR: i64 = -32700;
@@ -146,7 +146,7 @@ impl Envelope {
 
     /// The members of the message's `params._meta` the host reads.
     pub(crate) fn meta(&self) -> &RequestMeta {
-        self.meta.as_deref().unwrap_or(&NO_META)
+        RequestMeta::of(&self.meta)
     }
 }
 

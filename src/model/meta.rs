@@ -43,7 +43,7 @@ pub(crate) struct RequestMeta {
 }
 
 /// The `_meta` of a request that sent none.
-pub(crate) static NO_META: RequestMeta = RequestMeta {
+static NO_META: RequestMeta = RequestMeta {
     progress_token: None,
     protocol_version: None,
     client_capabilities: None,
@@ -57,6 +57,11 @@ pub(crate) static NO_META: RequestMeta = RequestMeta {
 pub(crate) type Meta = Option<Box<RequestMeta>>;
 
 impl RequestMeta {
+    /// The members `meta` carries; none when the request sent no `_meta`.
+    pub(crate) fn of(meta: &Meta) -> &RequestMeta {
+        meta.as_deref().unwrap_or(&NO_META)
+    }
+
     /// Takes `_meta` out of `params` parsed already as a tree (a batch's
     /// items are), leaving `params` as [`Params`] would have read it.
     pub(crate) fn take_from(params: &mut Value) -> RequestMeta {

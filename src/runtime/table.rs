@@ -13,7 +13,6 @@
 //! `Drop` calls it), no call of that session is admitted, and every call
 //! admitted before sees `is_cancelled() == true`.
 
-use crate::hash::HostMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 
@@ -24,6 +23,7 @@ use crate::call::port::{Answer, Cancellation};
 use crate::call::ToolSurface;
 use crate::crypto::{constant_time_eq, hex, random_bytes, random_hex, unhex};
 use crate::event::AuthRefusal;
+use crate::hash::HostMap;
 use crate::mcp::{self, CallKey, Caller, McpSessions};
 use crate::model::LogLevel;
 use crate::sync::lock;
