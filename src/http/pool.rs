@@ -36,6 +36,10 @@ const FAREWELL_IDLE: Duration = Duration::from_secs(2);
 /// connection threads (see [`nudge`]).
 const NUDGE: Duration = Duration::from_millis(200);
 
+/// How many connections a nudge opens, one after another, when requests
+/// arrived since the last one (see [`nudge`]).
+const NUDGES_WHEN_BUSY: usize = 8;
+
 /// The worker threads of one host.
 pub(crate) struct Pool {
     server: Arc<tiny_http::Server>,
@@ -46,6 +50,8 @@ pub(crate) struct Pool {
     /// Of those, how many run a handler now.
     lent: AtomicUsize,
     stopping: AtomicBool,
+    /// Whether a request arrived since the last nudge.
+    busy: AtomicBool,
     threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -96,6 +102,7 @@ impl Pool {
             live: AtomicUsize::new(0),
             lent: AtomicUsize::new(0),
             stopping: AtomicBool::new(false),
+            busy: AtomicBool::new(false),
             threads: Mutex::new(Vec::with_capacity(workers)),
         });
         for _ in 0..workers {
@@ -134,6 +141,11 @@ impl Pool {
             };
             match next {
                 Ok(Some(request)) => {
+                    // Read first: a store on every request would pass the
+                    // flag's cache line between the workers' cores.
+                    if !self.busy.load(Ordering::Relaxed) {
+                        self.busy.store(true, Ordering::Relaxed);
+                    }
                     // Handlers are already isolated; this guards against a
                     // bug in the host itself costing more than the one
                     // request (tiny_http answers a dropped request with 500).
@@ -238,8 +250,9 @@ fn close_listener(_listener: &TcpListener) -> io::Result<()> {
     ))
 }
 
-/// Every [`NUDGE`], opens a connection to the host and closes it at once,
-/// until the host stops.
+/// Every [`NUDGE`], opens a connection to the host and closes it at once
+/// ([`NUDGES_WHEN_BUSY`] of them, one after another, when requests arrived
+/// since the last nudge), until the host stops.
 ///
 /// Why: tiny_http 0.12 gives each accepted connection to a thread of its
 /// pool (`util/task_pool.rs`), queueing it for an idle thread when its
@@ -249,10 +262,13 @@ fn close_listener(_listener: &TcpListener) -> io::Result<()> {
 /// several are queued against one idle thread, the other notifications are
 /// lost, and the connections past the idle threads wait in the queue until
 /// some thread's connection closes, which for kept-alive connections may be
-/// never. The connection opened here is such a thread's next task and ends
-/// at once (no request), so that thread then takes the queue's next
-/// connection: a connection stuck that way waits at most one nudge. The
-/// cost is one loopback connect and close, five times a second.
+/// never. A connection opened here finds no idle thread, so tiny_http
+/// starts one for it; it ends at once (no request), and that thread then
+/// takes the queue's next connection. One connection so frees one stuck
+/// connection: a lone one waits at most one nudge, and `k` that came
+/// together about `k / NUDGES_WHEN_BUSY` nudges, since those that are
+/// freed send requests. The cost is one loopback connect and close five
+/// times a second while the host is idle, eight while it is busy.
 fn nudge(pool: &Arc<Pool>, addr: SocketAddr) {
     let target = if addr.ip().is_unspecified() {
         SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), addr.port())
@@ -267,7 +283,14 @@ fn nudge(pool: &Arc<Pool>, addr: SocketAddr) {
             if pool.stopping.load(Ordering::SeqCst) {
                 return;
             }
-            let _ = TcpStream::connect_timeout(&target, NUDGE);
+            let times = if pool.busy.swap(false, Ordering::Relaxed) {
+                NUDGES_WHEN_BUSY
+            } else {
+                1
+            };
+            for _ in 0..times {
+                let _ = TcpStream::connect_timeout(&target, NUDGE);
+            }
             nudge(&pool, target);
         });
 }

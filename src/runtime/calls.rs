@@ -1,16 +1,16 @@
 //! One planned tool call, from admission to its answer: the session's
 //! gate, the handler's context and its link to the runtime, the watches
-//! that run beside it (deadline, long-call report, keep-alives for a quiet
-//! call), the handler itself under `catch_unwind`, and the outcome handed
-//! back to the core to spell.
+//! that run beside it (deadline, long-call report) and its session's
+//! keep-alive round for a quiet call, the handler itself under
+//! `catch_unwind`, and the outcome handed back to the core to spell.
 //!
 //! A handler runs outside every lock of the host: a panic costs its own
-//! call and nothing else. Its watches start at admission, so time spent
-//! waiting for a slot counts towards the deadline, and a waiting call's
-//! client is kept alive (and noticed gone) like a running one's.
+//! call and nothing else. Its watches and keep-alives start at admission,
+//! so time spent waiting for a slot counts towards the deadline, and a
+//! waiting call's client is kept alive (and noticed gone) like a running
+//! one's.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use super::hub::Hub;
 use super::signer::fingerprint;
-use super::table::{CallTicket, SessionEntry};
+use super::table::{Beat, CallTicket, Round, SessionEntry};
 use super::timer::{JobId, Timer};
 use super::{Job, Outlet, Runtime};
 use crate::call::ask::{self, Asking};
@@ -118,7 +118,7 @@ pub(super) struct Admitted {
     admitted_at: Instant,
     /// Whether it waited in line for its slot.
     pub(super) waited: bool,
-    _watch: Watch,
+    _watch: Option<Watch>,
 }
 
 impl Admitted {
@@ -181,24 +181,18 @@ pub(super) fn not_run(runtime: &Runtime, job: &Job, plan: &CallPlan) -> StepResu
     )
 }
 
-/// What runs beside a call on the timer thread; ended when the call is.
+/// The timer jobs that run beside a call (its deadline, its long-call
+/// report); cancelled when the call ends, so a finished call leaves none
+/// behind. Keep-alives are not among them: a session's calls share one
+/// round (see [`Runtime::keep_alive_round`]).
 struct Watch {
     timer: Arc<Timer>,
     jobs: Vec<JobId>,
-    /// Stops the keep-alive chain, which reschedules itself.
-    done: Arc<AtomicBool>,
-    /// The chain's next keep-alive, forgotten with the call so that
-    /// finished calls leave no jobs waiting on the timer.
-    next_keep_alive: Arc<Mutex<Option<JobId>>>,
 }
 
 impl Drop for Watch {
     fn drop(&mut self) {
-        self.done.store(true, Ordering::SeqCst);
         for job in self.jobs.drain(..) {
-            self.timer.cancel(job);
-        }
-        if let Some(job) = lock(&self.next_keep_alive).take() {
             self.timer.cancel(job);
         }
     }
@@ -241,7 +235,14 @@ impl Runtime {
                 }
             }
         };
-        let ticket = entry.admit(key).ok_or(StepResult::Revoked)?;
+        let admitted_at = Instant::now();
+        let beat_at = admitted_at + self.call_keep_alive;
+        let ticket = entry
+            .admit(key, Arc::downgrade(&job.outlet), beat_at)
+            .ok_or(StepResult::Revoked)?;
+        if ticket.schedule {
+            self.keep_alive_round(Arc::downgrade(entry), beat_at);
+        }
         let caller = &job.work.caller;
         let questions = Questions::default();
         let link = Link {
@@ -251,7 +252,6 @@ impl Runtime {
             mcp_session: caller.session_id.clone(),
             questions: Arc::clone(&questions),
         };
-        let admitted_at = Instant::now();
         let ctx = CallContext {
             request_id,
             revision: caller.revision,
@@ -342,11 +342,9 @@ impl Runtime {
     /// one) the questions the call still waits on are cancelled, the call
     /// is cancelled and the client answered with a tool error,
     /// although a running handler runs on until it returns, holding its
-    /// slot; a report to the event hook once the call has run for the
-    /// reporting threshold; and, once the call has been quiet for the
-    /// keep-alive interval, a keep-alive comment every interval, which is
-    /// how a client that left is noticed even by a handler that sends
-    /// nothing.
+    /// slot; and a report to the event hook once the call has run for the
+    /// reporting threshold. `None` when neither applies, which is the
+    /// common case and costs nothing.
     fn watch(
         &self,
         tool: &Tool,
@@ -354,7 +352,7 @@ impl Runtime {
         (outlet, entry, questions): (&Arc<dyn Outlet>, &Arc<SessionEntry>, &Questions),
         cancel: &Arc<Cancellation>,
         admitted_at: Instant,
-    ) -> Watch {
+    ) -> Option<Watch> {
         let mut jobs = Vec::new();
         if let Some(limit) = self.call_timeout {
             let message = mcp::timeout_reply(
@@ -402,57 +400,52 @@ impl Runtime {
                 });
             }));
         }
-        let done = Arc::new(AtomicBool::new(false));
-        let next_keep_alive = Arc::new(Mutex::new(None));
-        keep_alive(
-            &self.timer,
-            KeepAlive {
-                outlet: Arc::downgrade(outlet),
-                cancel: Arc::clone(cancel),
-                done: Arc::clone(&done),
-                every: self.call_keep_alive,
-                next: Arc::clone(&next_keep_alive),
-            },
-            admitted_at + self.call_keep_alive,
-        );
-        Watch {
+        (!jobs.is_empty()).then(|| Watch {
             timer: Arc::clone(&self.timer),
             jobs,
-            done,
-            next_keep_alive,
-        }
+        })
+    }
+
+    /// Runs a session's keep-alive round at `at`, and the next one after it
+    /// while the session has calls in flight. A round writes a keep-alive
+    /// comment to each call that has been quiet for the interval (turning
+    /// its response into an event stream), which is how a client that left
+    /// is noticed even by a handler that sends nothing; a write that finds
+    /// the client gone cancels the call as the revision says (at once in
+    /// 2026-07-28; in the stateful revisions only once the resume window
+    /// has passed).
+    ///
+    /// One round per session, not a timer job per call: nearly every call
+    /// ends within microseconds, and scheduling and cancelling a job for
+    /// each cost a busy host more than the rest of the call's bookkeeping.
+    /// The round runs when the earliest call is due, so each call is still
+    /// kept alive exactly one interval after it was admitted and then every
+    /// interval.
+    fn keep_alive_round(&self, session: Weak<SessionEntry>, at: Instant) {
+        let timer = Arc::clone(&self.timer);
+        let every = self.call_keep_alive;
+        self.timer
+            .schedule(at, move || round(&timer, session, every));
     }
 }
 
-/// A quiet call's keep-alive chain.
-struct KeepAlive {
-    outlet: Weak<dyn Outlet>,
-    cancel: Arc<Cancellation>,
-    done: Arc<AtomicBool>,
-    every: Duration,
-    next: Arc<Mutex<Option<JobId>>>,
-}
-
-/// Writes a keep-alive comment at `at`, then every interval, until the call
-/// ends; a write that finds the client gone cancels the call as the
-/// revision says (at once in 2026-07-28; in the stateful revisions only
-/// once the resume window has passed).
-fn keep_alive(timer: &Arc<Timer>, beat: KeepAlive, at: Instant) {
-    let again = Arc::clone(timer);
-    let next = Arc::clone(&beat.next);
-    let mut slot = lock(&next);
-    *slot = Some(timer.schedule(at, move || {
-        if beat.done.load(Ordering::SeqCst) {
-            return;
-        }
-        let Some(outlet) = beat.outlet.upgrade() else {
-            return;
+/// One keep-alive round of `session` (see [`Runtime::keep_alive_round`]).
+fn round(timer: &Arc<Timer>, session: Weak<SessionEntry>, every: Duration) {
+    let Some(entry) = session.upgrade() else {
+        return;
+    };
+    let Round { due, next } = entry.round(Instant::now(), every);
+    drop(entry);
+    if let Some(at) = next {
+        let again = Arc::clone(timer);
+        timer.schedule(at, move || round(&again, session, every));
+    }
+    for Beat { outlet, cancel } in due {
+        let Some(outlet) = outlet.upgrade() else {
+            continue;
         };
         if let Err(Gone(reason)) = outlet.keep_alive() {
-            beat.cancel.cancel(reason, true);
-            return;
+            cancel.cancel(reason, true);
         }
-        let next = Instant::now() + beat.every;
-        keep_alive(&again, beat, next);
-    }));
+    }
 }

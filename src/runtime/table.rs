@@ -14,11 +14,13 @@
 //! admitted before sees `is_cancelled() == true`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use super::resume::CallStreams;
+use super::Outlet;
 use crate::call::port::{Answer, Cancellation};
 use crate::call::ToolSurface;
 use crate::crypto::{constant_time_eq, hex, random_bytes, random_hex, unhex};
@@ -207,13 +209,35 @@ struct Gate {
     revoked: bool,
     next_call: u64,
     in_flight: HostMap<u64, InFlight>,
+    /// When the session's next keep-alive round is scheduled, while one is.
+    /// Never later than any call's next keep-alive: a call admitted later
+    /// is due later, so only the first call after a quiet spell schedules
+    /// a round.
+    round_at: Option<Instant>,
 }
 
-/// A running call, and the request it answers (for `notifications/cancelled`,
-/// which names an MCP session's request id).
+/// A running (or waiting) call, the request it answers (for
+/// `notifications/cancelled`, which names an MCP session's request id), and
+/// where and when it is next kept alive.
 struct InFlight {
     cancel: Arc<Cancellation>,
     key: Option<CallKey>,
+    outlet: Weak<dyn Outlet>,
+    beat_at: Instant,
+}
+
+/// A call that is due a keep-alive: where to write it, and what to cancel
+/// when the write finds the client gone.
+pub(crate) struct Beat {
+    pub(crate) outlet: Weak<dyn Outlet>,
+    pub(crate) cancel: Arc<Cancellation>,
+}
+
+/// What a keep-alive round found: the calls due one now, and when the
+/// round must run next (`None` once no call is in flight).
+pub(crate) struct Round {
+    pub(crate) due: Vec<Beat>,
+    pub(crate) next: Option<Instant>,
 }
 
 impl SessionEntry {
@@ -222,9 +246,17 @@ impl SessionEntry {
         self.calls_served.load(Ordering::SeqCst)
     }
 
-    /// Admits a call unless the session was revoked. The ticket deregisters
-    /// the call when dropped.
-    pub(crate) fn admit(self: &Arc<Self>, key: Option<CallKey>) -> Option<CallTicket> {
+    /// Admits a call unless the session was revoked, to be kept alive
+    /// through `outlet` from `beat_at` on. The ticket deregisters the call
+    /// when dropped. `schedule` is set when no keep-alive round is
+    /// scheduled: the caller must then run [`SessionEntry::round`] at
+    /// `beat_at`.
+    pub(crate) fn admit(
+        self: &Arc<Self>,
+        key: Option<CallKey>,
+        outlet: Weak<dyn Outlet>,
+        beat_at: Instant,
+    ) -> Option<CallTicket> {
         let mut gate = lock(&self.gate);
         if gate.revoked {
             return None;
@@ -237,14 +269,43 @@ impl SessionEntry {
             InFlight {
                 cancel: Arc::clone(&cancel),
                 key,
+                outlet,
+                beat_at,
             },
         );
+        let schedule = gate.round_at.is_none();
+        if schedule {
+            gate.round_at = Some(beat_at);
+        }
         drop(gate);
         Some(CallTicket {
             entry: Arc::clone(self),
             id,
             cancel,
+            schedule,
         })
+    }
+
+    /// A keep-alive round at `now`: takes the calls due a keep-alive (each
+    /// is due again `every` from now) and says when the next round must
+    /// run. The caller writes the keep-alives outside the lock: a write may
+    /// block on a slow client.
+    pub(crate) fn round(&self, now: Instant, every: Duration) -> Round {
+        let mut gate = lock(&self.gate);
+        let mut due = Vec::new();
+        let mut next: Option<Instant> = None;
+        for call in gate.in_flight.values_mut() {
+            if call.beat_at <= now {
+                call.beat_at = now + every;
+                due.push(Beat {
+                    outlet: Weak::clone(&call.outlet),
+                    cancel: Arc::clone(&call.cancel),
+                });
+            }
+            next = Some(next.map_or(call.beat_at, |at| at.min(call.beat_at)));
+        }
+        gate.round_at = next;
+        Round { due, next }
     }
 
     /// Whether the session's guard was dropped (or the host shut down).
@@ -344,6 +405,9 @@ pub(crate) struct CallTicket {
     entry: Arc<SessionEntry>,
     id: u64,
     pub(crate) cancel: Arc<Cancellation>,
+    /// The session had no keep-alive round scheduled: this call's admitter
+    /// schedules one.
+    pub(crate) schedule: bool,
 }
 
 impl Drop for CallTicket {
@@ -382,11 +446,71 @@ mod tests {
     fn a_revoked_entry_admits_nothing_and_cancels_what_runs() {
         let table = SessionTable::new();
         let (entry, _) = table.insert(Box::new(StaticSurface::new()));
-        let running = entry.admit(None).unwrap();
+        let running = admit(&entry, Instant::now()).unwrap();
         table.revoke(entry.locator);
         assert_eq!(table.len(), 0);
         assert!(running.cancel.is_cancelled());
         assert!(!running.cancel.by_client());
-        assert!(entry.admit(None).is_none());
+        assert!(admit(&entry, Instant::now()).is_none());
+    }
+
+    /// Admits a call kept alive through an outlet that is already gone.
+    fn admit(entry: &Arc<SessionEntry>, beat_at: Instant) -> Option<CallTicket> {
+        let outlet: Weak<dyn Outlet> = Weak::<Dead>::new();
+        entry.admit(None, outlet, beat_at)
+    }
+
+    struct Dead;
+
+    impl Outlet for Dead {
+        fn notify(&self, _: &Value) -> Result<(), crate::call::port::Gone> {
+            unreachable!("a dead outlet is never upgraded")
+        }
+        fn keep_alive(&self) -> Result<(), crate::call::port::Gone> {
+            unreachable!("a dead outlet is never upgraded")
+        }
+        fn answer(&self, _: &Value) {}
+        fn finish(&self, _: crate::model::http::HttpResponse) {}
+        fn resumable(&self, _: &Arc<SessionEntry>, _: &str, _: bool) {}
+        fn close_connection(&self, _: Duration) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn only_the_first_call_after_a_quiet_spell_schedules_a_keep_alive_round() {
+        let table = SessionTable::new();
+        let (entry, _) = table.insert(Box::new(StaticSurface::new()));
+        let every = Duration::from_secs(1);
+        let start = Instant::now();
+        let first = admit(&entry, start + every).unwrap();
+        let second = admit(&entry, start + every * 2).unwrap();
+        assert!(first.schedule);
+        assert!(!second.schedule, "a round is already due before it");
+
+        // Before anyone is due, a round keeps nothing alive and runs again
+        // when the first call is due.
+        let early = entry.round(start, every);
+        assert!(early.due.is_empty());
+        assert_eq!(early.next, Some(start + every));
+
+        // The first call is kept alive and due again an interval later; the
+        // second is due at its own instant, which is the next round's.
+        let round = entry.round(start + every, every);
+        assert_eq!(round.due.len(), 1);
+        assert!(Arc::ptr_eq(&round.due[0].cancel, &first.cancel));
+        assert_eq!(round.next, Some(start + every * 2));
+        let round = entry.round(start + every * 2, every);
+        assert_eq!(round.due.len(), 2, "both are due at the same instant");
+        assert_eq!(round.next, Some(start + every * 3));
+
+        // Once every call has ended, the round schedules no other, and the
+        // next call schedules one again.
+        drop((first, second));
+        let last = entry.round(start + every * 3, every);
+        assert!(last.due.is_empty());
+        assert_eq!(last.next, None);
+        let again = admit(&entry, start + every * 4).unwrap();
+        assert!(again.schedule);
     }
 }

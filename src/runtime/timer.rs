@@ -4,12 +4,13 @@
 //! A job is cancelled by its id when the call ends first, so a finished call
 //! leaves nothing behind; jobs run on the timer thread and must be quick.
 //!
-//! Every call schedules jobs (a keep-alive after a second, a report after a
-//! minute when someone listens) and nearly every call cancels them within
-//! microseconds. So jobs are kept in one ordered map, and a cancelled job
-//! leaves it at once: kept as tombstones in a heap instead, a busy host
-//! held a minute of them (tens of megabytes at 25,000 calls a second) and
-//! woke this thread for each as it came due.
+//! A call with a deadline, or with a listener for its long-call report,
+//! schedules jobs, and nearly every call cancels them within microseconds.
+//! So jobs are kept in one ordered map, and a cancelled job leaves it at
+//! once: kept as tombstones in a heap instead, a busy host held a minute of
+//! them (tens of megabytes at 25,000 calls a second) and woke this thread
+//! for each as it came due. Keep-alives are one recurring job per session
+//! with calls in flight, not one per call.
 
 use std::collections::BTreeMap;
 use std::io;
