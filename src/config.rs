@@ -307,7 +307,9 @@ impl HostConfig {
     /// `interval` while the call runs or waits ([`DEFAULT_CALL_KEEP_ALIVE`]
     /// by default). This is how a client that left is noticed while its
     /// handler sends nothing: in 2026-07-28 [`CallContext::is_cancelled`](crate::CallContext::is_cancelled)
-    /// turns true within one interval of the connection closing; in the
+    /// turns true within one interval of the connection closing (and a
+    /// sixteenth of one: a session's keep-alives are written in rounds at
+    /// least that far apart, however many calls it has); in the
     /// stateful revisions a dropped connection is not a cancellation until
     /// the [resume window](HostConfig::resume_window) has passed. Only a
     /// client that accepts `text/event-stream` is switched to a stream; one

@@ -418,9 +418,10 @@ impl Runtime {
     /// One round per session, not a timer job per call: nearly every call
     /// ends within microseconds, and scheduling and cancelling a job for
     /// each cost a busy host more than the rest of the call's bookkeeping.
-    /// The round runs when the earliest call is due, so each call is still
-    /// kept alive exactly one interval after it was admitted and then every
-    /// interval.
+    /// The round runs when the earliest call is due (rounds at least a
+    /// sixteenth of the interval apart), so each call is still kept alive
+    /// one interval after it was admitted and then every interval, at most
+    /// a sixteenth of it late.
     fn keep_alive_round(&self, session: Weak<SessionEntry>, at: Instant) {
         let timer = Arc::clone(&self.timer);
         let every = self.call_keep_alive;

@@ -288,8 +288,12 @@ impl SessionEntry {
 
     /// A keep-alive round at `now`: takes the calls due a keep-alive (each
     /// is due again `every` from now) and says when the next round must
-    /// run. The caller writes the keep-alives outside the lock: a write may
-    /// block on a slow client.
+    /// run: when the earliest call left is due, but not sooner than a
+    /// sixteenth of the interval from now, so that a session with many
+    /// calls admitted moments apart costs at most sixteen rounds per
+    /// interval (each a walk over its calls), not one per call. The caller
+    /// writes the keep-alives outside the lock: a write may block on a
+    /// slow client.
     pub(crate) fn round(&self, now: Instant, every: Duration) -> Round {
         let mut gate = lock(&self.gate);
         let mut due = Vec::new();
@@ -304,6 +308,7 @@ impl SessionEntry {
             }
             next = Some(next.map_or(call.beat_at, |at| at.min(call.beat_at)));
         }
+        let next = next.map(|at| at.max(now + every / 16));
         gate.round_at = next;
         Round { due, next }
     }
@@ -512,5 +517,16 @@ mod tests {
         assert_eq!(last.next, None);
         let again = admit(&entry, start + every * 4).unwrap();
         assert!(again.schedule);
+
+        // A call due a moment after another is kept alive by the round a
+        // sixteenth of the interval later, not by a round of its own.
+        let close = admit(&entry, start + every * 4 + Duration::from_millis(1)).unwrap();
+        assert!(!close.schedule);
+        let round = entry.round(start + every * 4, every);
+        assert_eq!(round.due.len(), 1);
+        assert_eq!(round.next, Some(start + every * 4 + every / 16));
+        let round = entry.round(start + every * 4 + every / 16, every);
+        assert_eq!(round.due.len(), 1);
+        assert!(Arc::ptr_eq(&round.due[0].cancel, &close.cancel));
     }
 }
