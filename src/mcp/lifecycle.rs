@@ -99,15 +99,6 @@ impl McpSessions {
     }
 }
 
-/// A `clientInfo` / `io.modelcontextprotocol/clientInfo` value, when well-formed.
-pub(crate) fn read_client_info(info: Option<&Value>) -> Option<ClientInfo> {
-    let info = info?;
-    Some(ClientInfo {
-        name: info.get("name")?.as_str()?.to_owned(),
-        version: info.get("version")?.as_str()?.to_owned(),
-    })
-}
-
 /// Reads `initialize` params: `protocolVersion` is required; `clientInfo` and
 /// `capabilities` are kept when well-formed.
 pub(crate) fn read_initialize(params: Option<&Value>) -> Result<Caller, RpcError> {
@@ -126,7 +117,10 @@ pub(crate) fn read_initialize(params: Option<&Value>) -> Result<Caller, RpcError
         .unwrap_or_else(|| json!({}));
     Ok(Caller {
         revision: Revision::negotiate(requested),
-        client: read_client_info(params.and_then(|p| p.get("clientInfo"))).map(Arc::new),
+        client: params
+            .and_then(|p| p.get("clientInfo"))
+            .and_then(ClientInfo::read)
+            .map(Arc::new),
         capabilities: Arc::new(capabilities),
         session_id: None,
         log_level: None,

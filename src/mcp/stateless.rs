@@ -14,7 +14,7 @@ use std::sync::Arc;
 use serde_core::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Map, Value};
 
-use super::lifecycle::{read_client_info, Caller};
+use super::lifecycle::Caller;
 use super::plan::{Plan, Step, Work};
 use super::{streams, tools, Server, Session};
 use crate::model::http::{Headers, HttpResponse};
@@ -149,7 +149,7 @@ fn check(
     };
     Ok(Caller {
         revision: Revision::V2026_07_28,
-        client: read_client_info(meta.client_info.as_ref()).map(Arc::new),
+        client: meta.client_info.clone(),
         capabilities: Arc::new(capabilities.clone()),
         session_id: None,
         log_level,

@@ -11,9 +11,12 @@
 //! dropped. Nothing else in the host reads `_meta`.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde_core::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
+
+use super::ClientInfo;
 
 /// The namespace of the keys MCP itself puts in `_meta`.
 pub(crate) const MODERN_PREFIX: &str = "io.modelcontextprotocol/";
@@ -29,13 +32,16 @@ pub(crate) const META_CLIENT: &str = "io.modelcontextprotocol/clientInfo";
 pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
 /// The members of a request's `params._meta` the host reads, each as sent
-/// (`None` when absent, or when `_meta` is not an object).
+/// (`None` when absent, or when `_meta` is not an object), but the client's
+/// identity, which is read as it is kept.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct RequestMeta {
     pub(crate) progress_token: Option<Value>,
     pub(crate) protocol_version: Option<Value>,
     pub(crate) client_capabilities: Option<Value>,
-    pub(crate) client_info: Option<Value>,
+    /// `clientInfo` when well-formed (see [`ClientInfo::read`]); `None`
+    /// when absent or not.
+    pub(crate) client_info: Option<Arc<ClientInfo>>,
     pub(crate) log_level: Option<Value>,
     /// Whether any key, read or not, is in the `io.modelcontextprotocol/`
     /// namespace (how a 2026-07-28 request is told from others).
@@ -75,7 +81,11 @@ impl RequestMeta {
             progress_token: meta.remove(PROGRESS_TOKEN),
             protocol_version: meta.remove(META_VERSION),
             client_capabilities: meta.remove(META_CAPABILITIES),
-            client_info: meta.remove(META_CLIENT),
+            client_info: meta
+                .remove(META_CLIENT)
+                .as_ref()
+                .and_then(ClientInfo::read)
+                .map(Arc::new),
             log_level: meta.remove(META_LOG_LEVEL),
         }
     }
@@ -85,9 +95,8 @@ impl RequestMeta {
             MetaKey::ProgressToken => Some(&mut self.progress_token),
             MetaKey::Version => Some(&mut self.protocol_version),
             MetaKey::Capabilities => Some(&mut self.client_capabilities),
-            MetaKey::Client => Some(&mut self.client_info),
             MetaKey::LogLevel => Some(&mut self.log_level),
-            MetaKey::OtherModern | MetaKey::Other => None,
+            MetaKey::Client | MetaKey::OtherModern | MetaKey::Other => None,
         }
     }
 }
@@ -223,11 +232,16 @@ impl<'de> Visitor<'de> for MetaVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestMeta, A::Error> {
         let mut meta = RequestMeta::default();
         while let Some(key) = map.next_key::<MetaKey>()? {
+            meta.modern_keys |= !matches!(key, MetaKey::ProgressToken | MetaKey::Other);
+            if let MetaKey::Client = key {
+                let Identity(info) = map.next_value()?;
+                meta.client_info = info.map(Arc::new);
+                continue;
+            }
             // Every member is parsed in full, so that `_meta` is held to
             // the same JSON as the rest of params (a number out of range
             // is a parse error anywhere in them).
             let value: Value = map.next_value()?;
-            meta.modern_keys |= !matches!(key, MetaKey::ProgressToken | MetaKey::Other);
             if let Some(slot) = meta.slot(key) {
                 *slot = Some(value);
             }
@@ -263,6 +277,108 @@ impl<'de> Visitor<'de> for MetaVisitor {
 
     fn visit_unit<E>(self) -> Result<RequestMeta, E> {
         Ok(RequestMeta::default())
+    }
+}
+
+/// `clientInfo` read straight into what the host keeps of it, as
+/// [`ClientInfo::read`] reads it from a tree: `None` unless an object whose
+/// (last) `name` and `version` are strings. Every member is still parsed in
+/// full. Its tree was a map, four strings and their frees on every
+/// 2026-07-28 request.
+struct Identity(Option<ClientInfo>);
+
+impl<'de> Deserialize<'de> for Identity {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Identity, D::Error> {
+        deserializer.deserialize_any(IdentityVisitor)
+    }
+}
+
+struct IdentityVisitor;
+
+impl<'de> Visitor<'de> for IdentityVisitor {
+    type Value = Identity;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("clientInfo")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Identity, A::Error> {
+        let (mut name, mut version) = (None, None);
+        while let Some(key) = map.next_key::<IdentityKey>()? {
+            let text = match map.next_value()? {
+                Value::String(text) => Some(text),
+                _ => None,
+            };
+            match key {
+                IdentityKey::Name => name = text,
+                IdentityKey::Version => version = text,
+                IdentityKey::Other => {}
+            }
+        }
+        Ok(Identity(
+            name.zip(version)
+                .map(|(name, version)| ClientInfo { name, version }),
+        ))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Identity, A::Error> {
+        while seq.next_element::<Value>()?.is_some() {}
+        Ok(Identity(None))
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Identity, E> {
+        Ok(Identity(None))
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Identity, E> {
+        Ok(Identity(None))
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Identity, E> {
+        Ok(Identity(None))
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Identity, E> {
+        Ok(Identity(None))
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Identity, E> {
+        Ok(Identity(None))
+    }
+
+    fn visit_unit<E>(self) -> Result<Identity, E> {
+        Ok(Identity(None))
+    }
+}
+
+/// A key of `clientInfo`, matched without allocating it.
+enum IdentityKey {
+    Name,
+    Version,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for IdentityKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<IdentityKey, D::Error> {
+        deserializer.deserialize_identifier(IdentityKeyVisitor)
+    }
+}
+
+struct IdentityKeyVisitor;
+
+impl Visitor<'_> for IdentityKeyVisitor {
+    type Value = IdentityKey;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a member name")
+    }
+
+    fn visit_str<E>(self, name: &str) -> Result<IdentityKey, E> {
+        Ok(match name {
+            "name" => IdentityKey::Name,
+            "version" => IdentityKey::Version,
+            _ => IdentityKey::Other,
+        })
     }
 }
 
@@ -348,7 +464,13 @@ mod tests {
         assert_eq!(meta.progress_token, Some(json!(7)));
         assert_eq!(meta.protocol_version, Some(json!("2026-07-28")));
         assert_eq!(meta.client_capabilities, Some(json!({"elicitation": {}})));
-        assert_eq!(meta.client_info, Some(json!({"name": "c", "version": "1"})));
+        assert_eq!(
+            meta.client_info.as_deref(),
+            Some(&ClientInfo {
+                name: "c".into(),
+                version: "1".into()
+            })
+        );
         assert_eq!(meta.log_level, Some(json!("debug")));
         assert!(meta.modern_keys);
     }
@@ -378,6 +500,43 @@ mod tests {
         let (_, meta) = both(json!({"_meta": {META_VERSION: 2026, META_CAPABILITIES: "all"}}));
         assert_eq!(meta.protocol_version, Some(json!(2026)));
         assert_eq!(meta.client_capabilities, Some(json!("all")));
+    }
+
+    #[test]
+    fn client_info_is_kept_only_when_name_and_version_are_strings() {
+        let info = |value: Value| both(json!({"_meta": {META_CLIENT: value}})).1;
+        for odd in [
+            json!("claude"),
+            json!(["claude", "1"]),
+            json!(null),
+            json!({"name": "claude"}),
+            json!({"name": "claude", "version": 1}),
+            json!({"name": {"first": "claude"}, "version": "1"}),
+        ] {
+            let meta = info(odd.clone());
+            assert_eq!(meta.client_info, None, "{odd}");
+            assert!(
+                meta.modern_keys,
+                "the key is MCP's even when its value is odd"
+            );
+        }
+        let meta =
+            info(json!({"title": "Claude", "version": "2", "name": "claude", "extra": [1e3]}));
+        assert_eq!(
+            meta.client_info.as_deref(),
+            Some(&ClientInfo {
+                name: "claude".into(),
+                version: "2".into()
+            })
+        );
+        let text = format!(
+            r#"{{"_meta": {{"{META_CLIENT}": {{"name": "a", "version": "1", "name": 5}}}}}}"#
+        );
+        let Params(_, meta) = serde_json::from_str(&text).unwrap();
+        assert_eq!(meta.unwrap().client_info, None, "the last name counts");
+        let text =
+            format!(r#"{{"_meta": {{"{META_CLIENT}": {{"name": "a", "version": 1e400}}}}}}"#);
+        assert!(serde_json::from_str::<Params>(&text).is_err());
     }
 
     #[test]

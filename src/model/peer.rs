@@ -10,6 +10,17 @@ pub struct ClientInfo {
     pub version: String,
 }
 
+impl ClientInfo {
+    /// A `clientInfo` value, when well-formed: an object whose `name` and
+    /// `version` are strings (any other member is ignored).
+    pub(crate) fn read(info: &serde_json::Value) -> Option<ClientInfo> {
+        Some(ClientInfo {
+            name: info.get("name")?.as_str()?.to_owned(),
+            version: info.get("version")?.as_str()?.to_owned(),
+        })
+    }
+}
+
 /// The severity of a log message, as MCP (and syslog) orders them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum LogLevel {
