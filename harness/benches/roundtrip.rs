@@ -41,7 +41,7 @@
 
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
@@ -859,6 +859,16 @@ fn host_memory(
     })
 }
 
+/// Where harness program `name` is: in `ROUNDTRIP_PROGRAMS` when that names
+/// a folder (to measure the programs built with another profile, such as
+/// `size`), else where this build put it (`built`).
+fn program(name: &str, built: &str) -> PathBuf {
+    match std::env::var_os("ROUNDTRIP_PROGRAMS") {
+        Some(folder) => PathBuf::from(folder).join(name),
+        None => PathBuf::from(built),
+    }
+}
+
 /// `--memory`: the memory of `host_alone` and `floor_alone` alone, as the
 /// full run measures it (idle, under 16 connections in each era, idle
 /// again), in a few seconds: for working on memory.
@@ -871,7 +881,9 @@ fn memory_only() -> Fallible<()> {
         ("host_alone", env!("CARGO_BIN_EXE_host_alone")),
         ("floor_alone", env!("CARGO_BIN_EXE_floor_alone")),
     ] {
-        let (alone, said) = start_program(Path::new(exe), &[], pinned)?;
+        let exe = program(name, exe);
+        println!("{name}: {}", exe.display());
+        let (alone, said) = start_program(&exe, &[], pinned)?;
         let memory = host_memory(alone, &said, run, &mut errors)?;
         println!("{name}: {}", memory.describe(run));
     }
@@ -965,9 +977,11 @@ fn drive(calls_only: bool) -> Fallible<()> {
     // floor.
     let (alone, said) = start_child("--serve-alone", pinned)?;
     let memory = host_memory(alone, &said, run, &mut errors)?;
-    let (alone, said) = start_program(Path::new(env!("CARGO_BIN_EXE_host_alone")), &[], pinned)?;
+    let host_alone = program("host_alone", env!("CARGO_BIN_EXE_host_alone"));
+    let (alone, said) = start_program(&host_alone, &[], pinned)?;
     let own_program = host_memory(alone, &said, run, &mut errors)?;
-    let (alone, said) = start_program(Path::new(env!("CARGO_BIN_EXE_floor_alone")), &[], pinned)?;
+    let floor_alone = program("floor_alone", env!("CARGO_BIN_EXE_floor_alone"));
+    let (alone, said) = start_program(&floor_alone, &[], pinned)?;
     let floor_program = host_memory(alone, &said, run, &mut errors)?;
     println!();
     println!("memory of a host alone (default settings, one session), resident KiB (of which anonymous: heap and stacks, not mapped from files):");
