@@ -11,6 +11,7 @@
 //! cargo bench -p toolhost-tests --bench roundtrip -- --calls    # the call rounds alone
 //! ROUNDTRIP_CONNS=16 ROUNDTRIP_ROUNDS=15 cargo bench -p toolhost-tests --bench roundtrip -- --calls
 //! cargo bench -p toolhost-tests --bench roundtrip -- --memory   # host_alone and floor_alone alone
+//! cargo bench -p toolhost-tests --bench roundtrip -- --list     # tools/list of 1,000 tools alone
 //! ```
 //!
 //! The servers run in a child process (this binary with `--serve`), the load
@@ -80,6 +81,8 @@ fn main() {
         memory_only()
     } else if let Some(at) = args.iter().position(|a| a == "--first-call") {
         first_calls_only(&args[at + 1..])
+    } else if let Some(at) = args.iter().position(|a| a == "--list") {
+        list_only(&args[at + 1..])
     } else {
         drive(args.iter().any(|a| a == "--calls"))
     };
@@ -859,6 +862,43 @@ fn host_memory(
     })
 }
 
+/// `tools/list` of the session with 1,000 tools, `lists` times, by the
+/// crate's client, which parses the whole list (dropped before the clock
+/// stops): how many tools were listed, and the median time in ms.
+fn big_list(servers: &Servers, lists: usize) -> Fallible<(usize, f64)> {
+    let mut big = Client::builder(&servers.toolhost.url)
+        .header("Authorization", &servers.many_auth)
+        .era(Era::Stateful)
+        .connect()?;
+    let mut times = Vec::with_capacity(lists);
+    let mut listed = 0;
+    for _ in 0..lists {
+        let started = Instant::now();
+        listed = big.list_tools()?.len();
+        times.push(started.elapsed().as_secs_f64() * 1000.0);
+    }
+    Ok((listed, median(&mut times)))
+}
+
+/// `--list [N]`: the `tools/list` of 1,000 tools alone, as the full run
+/// measures it, `N` times (the full run's count by default).
+fn list_only(args: &[String]) -> Fallible<()> {
+    let lists = args
+        .first()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(BIG_LISTS);
+    let (pinned, pinning) = pin_self();
+    let (mut child, said) = start_child("--serve", pinned)?;
+    let servers = read_servers(&child, &said)?;
+    println!("placement: {pinning}; load average {}", load_average());
+    let measured = big_list(&servers, lists);
+    drop(child.stdin.take());
+    child.wait()?;
+    let (listed, list_ms) = measured?;
+    println!("tools/list with {listed} tools (stateful, toolhost::client, median of {lists}): {list_ms:.2} ms");
+    Ok(())
+}
+
 /// Where harness program `name` is: in `ROUNDTRIP_PROGRAMS` when that names
 /// a folder (to measure the programs built with another profile, such as
 /// `size`), else where this build put it (`built`).
@@ -1018,20 +1058,7 @@ fn drive(calls_only: bool) -> Fallible<()> {
         first_three / first_floor
     );
 
-    // tools/list with 1,000 tools, by the crate's client, which parses the
-    // whole list; the list is dropped before the clock stops.
-    let mut big = Client::builder(&servers.toolhost.url)
-        .header("Authorization", &servers.many_auth)
-        .era(Era::Stateful)
-        .connect()?;
-    let mut lists = Vec::new();
-    let mut listed = 0;
-    for _ in 0..BIG_LISTS {
-        let started = Instant::now();
-        listed = big.list_tools()?.len();
-        lists.push(started.elapsed().as_secs_f64() * 1000.0);
-    }
-    let list_ms = median(&mut lists);
+    let (listed, list_ms) = big_list(&servers, BIG_LISTS)?;
     println!("tools/list with {listed} tools (stateful, toolhost::client, median of {BIG_LISTS}): {list_ms:.2} ms");
 
     // A call streamed as SSE with three progress events, next to a JSON
