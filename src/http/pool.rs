@@ -43,6 +43,12 @@ const NUDGES_WHEN_BUSY: usize = 8;
 /// How long a nudge's connection waits for tiny_http to close it.
 const NUDGE_WAIT: Duration = Duration::from_millis(25);
 
+/// While no request arrives, nudges come at the 1st, 2nd, 4th, … tick of
+/// the quiet spell, then every this many ticks (6.4 s): longer than
+/// tiny_http's 5 s, after which a connection thread with nothing to do
+/// leaves (see [`nudge`]).
+const QUIET_NUDGE_TICKS: u32 = 32;
+
 /// The worker threads of one host.
 pub(crate) struct Pool {
     server: Arc<tiny_http::Server>,
@@ -253,9 +259,10 @@ fn close_listener(_listener: &TcpListener) -> io::Result<()> {
     ))
 }
 
-/// Every [`NUDGE`], opens a connection to the host and closes it
-/// ([`NUDGES_WHEN_BUSY`] of them, one after another, when requests arrived
-/// since the last nudge), until the host stops.
+/// Every [`NUDGE`] while requests arrive, opens a connection to the host
+/// and closes it ([`NUDGES_WHEN_BUSY`] of them, one after another); while
+/// none arrives, one at ever longer intervals, up to every
+/// [`QUIET_NUDGE_TICKS`] ticks; until the host stops.
 ///
 /// Why: tiny_http 0.12 gives each accepted connection to a thread of its
 /// pool (`util/task_pool.rs`), queueing it for an idle thread when its
@@ -268,9 +275,8 @@ fn close_listener(_listener: &TcpListener) -> io::Result<()> {
 /// never. A connection opened here then finds no idle thread, so tiny_http
 /// starts one for it; it ends at once (no request), and that thread then
 /// takes the queue's next connection. One connection so frees one stuck
-/// connection: a lone one waits at most one nudge, and `k` that came
-/// together about `k / NUDGES_WHEN_BUSY` nudges, since those that are
-/// freed send requests.
+/// connection: `k` that came together wait about `k / NUDGES_WHEN_BUSY`
+/// ticks, since those that are not stuck send requests.
 ///
 /// Each connection is half-closed and waited for until tiny_http has closed
 /// it too, before the next is opened. With nothing stuck, the thread that
@@ -278,14 +284,26 @@ fn close_listener(_listener: &TcpListener) -> io::Result<()> {
 /// keeps one spare connection thread, not one per connection of the burst
 /// (seven more threads and ~400 KiB under 16 connections when they were
 /// opened back to back). A connection not closed within [`NUDGE_WAIT`]
-/// ends the burst. The cost is one loopback connection five times a
-/// second while the host is idle, and eight while it is busy.
+/// ends the burst.
+///
+/// Quiet, the nudges back off because each wakes one of tiny_http's idle
+/// threads, which then waits another 5 s before it leaves: at a nudge every
+/// tick, the twenty threads a burst of connections started stayed for good.
+/// The cost of the back-off: a connection stuck with no request arriving at
+/// all (it came in the same instant as one that sends nothing) waits up to
+/// 6.4 s after a long quiet spell; any request brings the next tick's nudges.
 fn nudge(pool: &Arc<Pool>, addr: SocketAddr) {
     let target = if addr.ip().is_unspecified() {
         SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), addr.port())
     } else {
         addr
     };
+    tick(pool, target, 0);
+}
+
+/// Schedules the next tick of [`nudge`]; `quiet` is how many ticks have
+/// passed without a request.
+fn tick(pool: &Arc<Pool>, target: SocketAddr, quiet: u32) {
     let weak = Arc::downgrade(pool);
     pool.transport
         .runtime
@@ -294,17 +312,25 @@ fn nudge(pool: &Arc<Pool>, addr: SocketAddr) {
             if pool.stopping.load(Ordering::SeqCst) {
                 return;
             }
-            let times = if pool.busy.swap(false, Ordering::Relaxed) {
-                NUDGES_WHEN_BUSY
+            let quiet = if pool.busy.swap(false, Ordering::Relaxed) {
+                0
+            } else if quiet >= 2 * QUIET_NUDGE_TICKS {
+                // Past the back-off the count only marks the period.
+                QUIET_NUDGE_TICKS + 1
             } else {
-                1
+                quiet + 1
+            };
+            let times = match quiet {
+                0 => NUDGES_WHEN_BUSY,
+                n if n % QUIET_NUDGE_TICKS == 0 || n.is_power_of_two() => 1,
+                _ => 0,
             };
             for _ in 0..times {
                 if !nudge_once(target) {
                     break;
                 }
             }
-            nudge(&pool, target);
+            tick(&pool, target, quiet);
         });
 }
 
