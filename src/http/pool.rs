@@ -346,9 +346,14 @@ fn nudge_once(target: SocketAddr) -> bool {
         return false;
     }
     let mut byte = [0; 1];
+    // Closed either way: tiny_http shut its side, or reset a connection
+    // that had unread data (Windows also says aborted).
     match stream.read(&mut byte) {
         Ok(0) => true,
         Ok(_) => false,
-        Err(err) => err.kind() == io::ErrorKind::ConnectionReset,
+        Err(err) => matches!(
+            err.kind(),
+            io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted
+        ),
     }
 }
