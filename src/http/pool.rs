@@ -284,7 +284,9 @@ fn close_listener(_listener: &TcpListener) -> io::Result<()> {
 /// keeps one spare connection thread, not one per connection of the burst
 /// (seven more threads and ~400 KiB under 16 connections when they were
 /// opened back to back). A connection not closed within [`NUDGE_WAIT`]
-/// ends the burst.
+/// ends the burst. The nudges run on the timer thread, so a busy tick holds
+/// up the deadlines and keep-alive rounds due meanwhile: by well under a
+/// millisecond as a rule, by [`NUDGE_WAIT`] at most.
 ///
 /// Quiet, the nudges back off because each wakes one of tiny_http's idle
 /// threads, which then waits another 5 s before it leaves: at a nudge every
