@@ -40,7 +40,8 @@ const NUDGE: Duration = Duration::from_millis(200);
 /// arrived since the last one (see [`nudge`]).
 const NUDGES_WHEN_BUSY: usize = 8;
 
-/// How long a nudge's connection waits for tiny_http to close it.
+/// How long one tick's nudges may take in all (each waits for tiny_http to
+/// close its connection), after which the tick's burst ends.
 const NUDGE_WAIT: Duration = Duration::from_millis(25);
 
 /// While no request arrives, nudges come at the 1st, 2nd, 4th, … tick of
@@ -283,10 +284,10 @@ fn close_listener(_listener: &TcpListener) -> io::Result<()> {
 /// took the first is idle again by then and takes the rest, so a busy host
 /// keeps one spare connection thread, not one per connection of the burst
 /// (seven more threads and ~400 KiB under 16 connections when they were
-/// opened back to back). A connection not closed within [`NUDGE_WAIT`]
-/// ends the burst. The nudges run on the timer thread, so a busy tick holds
-/// up the deadlines and keep-alive rounds due meanwhile: by well under a
-/// millisecond as a rule, by [`NUDGE_WAIT`] at most.
+/// opened back to back). A tick's nudges end when [`NUDGE_WAIT`] has
+/// passed: they run on the timer thread, and hold up the deadlines and
+/// keep-alive rounds due meanwhile by that much at most (eight took 2–5 ms
+/// on a quiet machine).
 ///
 /// Quiet, the nudges back off because each wakes one of tiny_http's idle
 /// threads, which then waits another 5 s before it leaves: at a nudge every
@@ -327,8 +328,9 @@ fn tick(pool: &Arc<Pool>, target: SocketAddr, quiet: u32) {
                 n if n % QUIET_NUDGE_TICKS == 0 || n.is_power_of_two() => 1,
                 _ => 0,
             };
+            let until = Instant::now() + NUDGE_WAIT;
             for _ in 0..times {
-                if !nudge_once(target) {
+                if !nudge_once(target, until) {
                     break;
                 }
             }
@@ -337,12 +339,18 @@ fn tick(pool: &Arc<Pool>, target: SocketAddr, quiet: u32) {
 }
 
 /// Opens a connection to `target`, half-closes it and waits for the host to
-/// close it too; `false` when that did not happen within [`NUDGE_WAIT`].
-fn nudge_once(target: SocketAddr) -> bool {
-    let Ok(mut stream) = TcpStream::connect_timeout(&target, NUDGE) else {
+/// close it too; `false` when that did not happen by `until`.
+fn nudge_once(target: SocketAddr, until: Instant) -> bool {
+    let left = until.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return false;
+    }
+    let Ok(mut stream) = TcpStream::connect_timeout(&target, left) else {
         return false;
     };
-    if stream.set_read_timeout(Some(NUDGE_WAIT)).is_err()
+    let left = until.saturating_duration_since(Instant::now());
+    if left.is_zero()
+        || stream.set_read_timeout(Some(left)).is_err()
         || stream.shutdown(Shutdown::Write).is_err()
     {
         return false;
