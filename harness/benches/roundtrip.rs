@@ -111,7 +111,7 @@ fn profile(args: &[String]) -> Fallible<()> {
         Some("stateless") => Era::Stateless,
         _ => Era::Stateful,
     };
-    let calls: usize = args.get(2).and_then(|n| n.parse().ok()).unwrap_or(2000);
+    let calls = count_arg(args, 2, 2000);
     let args_fresh = args.get(3).is_some_and(|a| a == "fresh");
     let args_conns = args
         .get(3)
@@ -545,10 +545,7 @@ fn first_calls_only(args: &[String]) -> Fallible<()> {
         "a second tools/call",
         "DELETE",
     ];
-    let calls = args
-        .first()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(FIRST_CALLS);
+    let calls = count_arg(args, 0, FIRST_CALLS);
     let (pinned, pinning) = pin_self();
     let (mut child, said) = start_child("--serve", pinned)?;
     let servers = read_servers(&child, &said)?;
@@ -880,13 +877,15 @@ fn big_list(servers: &Servers, lists: usize) -> Fallible<(usize, f64)> {
     Ok((listed, median(&mut times)))
 }
 
+/// The count a mode's argument `at` gives, or `default` when it gives none.
+fn count_arg(args: &[String], at: usize, default: usize) -> usize {
+    args.get(at).and_then(|n| n.parse().ok()).unwrap_or(default)
+}
+
 /// `--list [N]`: the `tools/list` of 1,000 tools alone, as the full run
 /// measures it, `N` times (the full run's count by default).
 fn list_only(args: &[String]) -> Fallible<()> {
-    let lists = args
-        .first()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(BIG_LISTS);
+    let lists = count_arg(args, 0, BIG_LISTS);
     let (pinned, pinning) = pin_self();
     let (mut child, said) = start_child("--serve", pinned)?;
     let servers = read_servers(&child, &said)?;

@@ -214,6 +214,43 @@ impl Visitor<'_> for ParamsKeyVisitor {
     }
 }
 
+/// The `visit_*` methods of a visitor for which any JSON but an object
+/// reads as `$value`'s default. The value is still parsed in full (an
+/// array's items too), so that it is held to the same JSON as the rest of
+/// params.
+macro_rules! others_read_as_default {
+    ($de:lifetime, $value:ty) => {
+        fn visit_seq<A: SeqAccess<$de>>(self, mut seq: A) -> Result<$value, A::Error> {
+            while seq.next_element::<Value>()?.is_some() {}
+            Ok(<$value>::default())
+        }
+
+        fn visit_bool<E>(self, _: bool) -> Result<$value, E> {
+            Ok(<$value>::default())
+        }
+
+        fn visit_i64<E>(self, _: i64) -> Result<$value, E> {
+            Ok(<$value>::default())
+        }
+
+        fn visit_u64<E>(self, _: u64) -> Result<$value, E> {
+            Ok(<$value>::default())
+        }
+
+        fn visit_f64<E>(self, _: f64) -> Result<$value, E> {
+            Ok(<$value>::default())
+        }
+
+        fn visit_str<E>(self, _: &str) -> Result<$value, E> {
+            Ok(<$value>::default())
+        }
+
+        fn visit_unit<E>(self) -> Result<$value, E> {
+            Ok(<$value>::default())
+        }
+    };
+}
+
 impl<'de> Deserialize<'de> for RequestMeta {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<RequestMeta, D::Error> {
         deserializer.deserialize_any(MetaVisitor)
@@ -250,34 +287,7 @@ impl<'de> Visitor<'de> for MetaVisitor {
     }
 
     // `_meta` that is not an object has none of the members.
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RequestMeta, A::Error> {
-        while seq.next_element::<Value>()?.is_some() {}
-        Ok(RequestMeta::default())
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<RequestMeta, E> {
-        Ok(RequestMeta::default())
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<RequestMeta, E> {
-        Ok(RequestMeta::default())
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<RequestMeta, E> {
-        Ok(RequestMeta::default())
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<RequestMeta, E> {
-        Ok(RequestMeta::default())
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<RequestMeta, E> {
-        Ok(RequestMeta::default())
-    }
-
-    fn visit_unit<E>(self) -> Result<RequestMeta, E> {
-        Ok(RequestMeta::default())
-    }
+    others_read_as_default!('de, RequestMeta);
 }
 
 /// `clientInfo` read straight into what the host keeps of it, as
@@ -285,6 +295,7 @@ impl<'de> Visitor<'de> for MetaVisitor {
 /// (last) `name` and `version` are strings. Every member is still parsed in
 /// full. Its tree was a map, four strings and their frees on every
 /// 2026-07-28 request.
+#[derive(Default)]
 struct Identity(Option<ClientInfo>);
 
 impl<'de> Deserialize<'de> for Identity {
@@ -321,34 +332,8 @@ impl<'de> Visitor<'de> for IdentityVisitor {
         ))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Identity, A::Error> {
-        while seq.next_element::<Value>()?.is_some() {}
-        Ok(Identity(None))
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Identity, E> {
-        Ok(Identity(None))
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Identity, E> {
-        Ok(Identity(None))
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Identity, E> {
-        Ok(Identity(None))
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Identity, E> {
-        Ok(Identity(None))
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<Identity, E> {
-        Ok(Identity(None))
-    }
-
-    fn visit_unit<E>(self) -> Result<Identity, E> {
-        Ok(Identity(None))
-    }
+    // `clientInfo` that is not an object names no client.
+    others_read_as_default!('de, Identity);
 }
 
 /// A key of `clientInfo`, matched without allocating it.

@@ -209,11 +209,10 @@ struct Gate {
     revoked: bool,
     next_call: u64,
     in_flight: HostMap<u64, InFlight>,
-    /// When the session's next keep-alive round is scheduled, while one is.
-    /// Never later than any call's next keep-alive: a call admitted later
-    /// is due later, so only the first call after a quiet spell schedules
-    /// a round.
-    round_at: Option<Instant>,
+    /// Whether a keep-alive round is scheduled. It is never later than any
+    /// call's next keep-alive: a call admitted later is due later, so only
+    /// the first call after a quiet spell schedules a round.
+    round_scheduled: bool,
 }
 
 /// A running (or waiting) call, the request it answers (for
@@ -273,10 +272,8 @@ impl SessionEntry {
                 beat_at,
             },
         );
-        let schedule = gate.round_at.is_none();
-        if schedule {
-            gate.round_at = Some(beat_at);
-        }
+        let schedule = !gate.round_scheduled;
+        gate.round_scheduled = true;
         drop(gate);
         Some(CallTicket {
             entry: Arc::clone(self),
@@ -309,7 +306,7 @@ impl SessionEntry {
             next = Some(next.map_or(call.beat_at, |at| at.min(call.beat_at)));
         }
         let next = next.map(|at| at.max(now + every / 16));
-        gate.round_at = next;
+        gate.round_scheduled = next.is_some();
         Round { due, next }
     }
 
