@@ -797,6 +797,8 @@ struct Memory {
     load_rss: Option<u64>,
     load_anon: Option<u64>,
     load_threads: Option<usize>,
+    /// The resident pages of the program's own code, after the load.
+    code: Option<u64>,
     after: (Option<u64>, Option<u64>),
 }
 
@@ -804,7 +806,7 @@ impl Memory {
     fn describe(&self, run: Duration) -> String {
         let threads = |n: Option<usize>| n.map_or("?".to_owned(), |n| n.to_string());
         format!(
-            "idle {} ({}), {} threads; under 16 connections (each era, {:.1}s) at most {} ({}), {} threads; idle again {} ({})",
+            "idle {} ({}), {} threads; under 16 connections (each era, {:.1}s) at most {} ({}), {} threads; idle again {} ({}); its own code {}",
             kib(self.idle.0),
             kib(self.idle.1),
             threads(self.idle_threads),
@@ -813,7 +815,27 @@ impl Memory {
             kib(self.load_anon),
             threads(self.load_threads),
             kib(self.after.0),
-            kib(self.after.1)
+            kib(self.after.1),
+            kib(self.code)
+        )
+    }
+
+    /// Where `self`'s resident set under load exceeds `floor`'s: in all,
+    /// in the program's own code, in anonymous memory, and in threads.
+    fn beyond(&self, floor: &Memory) -> String {
+        let more = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (Some(a), Some(b)) => format!("{:+}", (a as i64 - b as i64) / 1024),
+            _ => "?".to_owned(),
+        };
+        let threads = match (self.load_threads, floor.load_threads) {
+            (Some(a), Some(b)) => format!("{:+}", a as i64 - b as i64),
+            _ => "?".to_owned(),
+        };
+        format!(
+            "{} KiB under 16 connections: {} in its own code, {} anonymous, {threads} threads",
+            more(self.load_rss, floor.load_rss),
+            more(self.code, floor.code),
+            more(self.load_anon, floor.load_anon),
         )
     }
 }
@@ -842,6 +864,7 @@ fn host_memory(
         load_anon = load_anon.max(cell.peak_anon);
         load_threads = load_threads.max(process::thread_count(lone.pid));
     }
+    let code = process::own_code_bytes(lone.pid);
     thread::sleep(Duration::from_millis(500));
     let after = (
         process::resident_bytes(lone.pid),
@@ -855,26 +878,75 @@ fn host_memory(
         load_rss,
         load_anon,
         load_threads,
+        code,
         after,
     })
 }
 
-/// `tools/list` of the session with 1,000 tools, `lists` times, by the
-/// crate's client, which parses the whole list (dropped before the clock
-/// stops): how many tools were listed, and the median time in ms.
-fn big_list(servers: &Servers, lists: usize) -> Fallible<(usize, f64)> {
-    let mut big = Client::builder(&servers.toolhost.url)
-        .header("Authorization", &servers.many_auth)
-        .era(Era::Stateful)
-        .connect()?;
-    let mut times = Vec::with_capacity(lists);
+/// `tools/list` of the session with 1,000 tools, `lists` times each way,
+/// alternating: by the crate's client, which parses the whole list
+/// (dropped before the clock stops), and by a [`LoadConn`], which reads
+/// the response's bytes and parses nothing — the host's own share of the
+/// time, with the socket's. How many tools were listed, and the two median
+/// times in ms.
+fn big_list(servers: &Servers, lists: usize) -> Fallible<BigList> {
+    let many = Endpoint::new(
+        &servers.toolhost.url,
+        &servers.many_auth,
+        servers.toolhost.pid,
+    )?;
+    let mut big = many.client(Era::Stateful)?;
+    let session = load_session(&many, Era::Stateful)?;
+    let mut raw = LoadConn::request(
+        many.addr,
+        &many.auth,
+        &session,
+        "tools/list",
+        None,
+        json!({}),
+    )?;
+    let (mut parsed, mut read) = (Vec::with_capacity(lists), Vec::with_capacity(lists));
     let mut listed = 0;
     for _ in 0..lists {
         let started = Instant::now();
         listed = big.list_tools()?.len();
-        times.push(started.elapsed().as_secs_f64() * 1000.0);
+        parsed.push(started.elapsed().as_secs_f64() * 1000.0);
+        let started = Instant::now();
+        let status = raw.exchange()?;
+        read.push(started.elapsed().as_secs_f64() * 1000.0);
+        if status != 200 {
+            return Err(format!("tools/list answered {status}").into());
+        }
     }
-    Ok((listed, median(&mut times)))
+    let bytes = raw.body().len();
+    Ok(BigList {
+        listed,
+        bytes,
+        parsed_ms: median(&mut parsed),
+        read_ms: median(&mut read),
+    })
+}
+
+/// What [`big_list`] measured.
+struct BigList {
+    listed: usize,
+    /// The body's length.
+    bytes: usize,
+    parsed_ms: f64,
+    read_ms: f64,
+}
+
+impl BigList {
+    fn describe(&self, lists: usize) -> String {
+        format!(
+            "tools/list with {} tools ({} KB, stateful, median of {lists} each): {:.2} ms by toolhost::client, which parses it; {:.2} ms read as bytes ({:.2} µs a tool)",
+            self.listed,
+            self.bytes / 1000,
+            self.parsed_ms,
+            self.read_ms,
+            self.read_ms * 1000.0 / self.listed.max(1) as f64
+        )
+    }
 }
 
 /// The count a mode's argument `at` gives, or `default` when it gives none.
@@ -893,8 +965,7 @@ fn list_only(args: &[String]) -> Fallible<()> {
     let measured = big_list(&servers, lists);
     drop(child.stdin.take());
     child.wait()?;
-    let (listed, list_ms) = measured?;
-    println!("tools/list with {listed} tools (stateful, toolhost::client, median of {lists}): {list_ms:.2} ms");
+    println!("{}", measured?.describe(lists));
     Ok(())
 }
 
@@ -916,6 +987,7 @@ fn memory_only() -> Fallible<()> {
     let (pinned, pinning) = pin_self();
     println!("placement: {pinning}");
     let mut errors = Errors::default();
+    let mut measured = Vec::new();
     for (name, exe) in [
         ("host_alone", env!("CARGO_BIN_EXE_host_alone")),
         ("floor_alone", env!("CARGO_BIN_EXE_floor_alone")),
@@ -925,7 +997,12 @@ fn memory_only() -> Fallible<()> {
         let (alone, said) = start_program(&exe, &[], pinned)?;
         let memory = host_memory(alone, &said, run, &mut errors)?;
         println!("{name}: {}", memory.describe(run));
+        measured.push(memory);
     }
+    println!(
+        "host_alone beyond floor_alone: {}",
+        measured[0].beyond(&measured[1])
+    );
     errors.check()
 }
 
@@ -1036,6 +1113,10 @@ fn drive(calls_only: bool) -> Fallible<()> {
         "  the floor so, for comparison (floor_alone): {}",
         floor_program.describe(run)
     );
+    println!(
+        "  host_alone beyond floor_alone: {}",
+        own_program.beyond(&floor_program)
+    );
     let (idle, load_rss, load_anon) = (memory.idle, memory.load_rss, memory.load_anon);
 
     // First call on a fresh connection, alternating servers; toolhost also
@@ -1057,8 +1138,8 @@ fn drive(calls_only: bool) -> Fallible<()> {
         first_three / first_floor
     );
 
-    let (listed, list_ms) = big_list(&servers, BIG_LISTS)?;
-    println!("tools/list with {listed} tools (stateful, toolhost::client, median of {BIG_LISTS}): {list_ms:.2} ms");
+    let list = big_list(&servers, BIG_LISTS)?;
+    println!("{}", list.describe(BIG_LISTS));
 
     // A call streamed as SSE with three progress events, next to a JSON
     // call on the same connection (alternating), then the same with 1 ms of
@@ -1104,8 +1185,10 @@ fn drive(calls_only: bool) -> Fallible<()> {
     let _ = child.wait();
     println!("load average {} after", load_average());
     println!(
-        "bench: call/floor {} first_call_ms={first_toolhost:.3} first_call_3_tools_ms={first_three:.3} list_1000_ms={list_ms:.2} sse_call_ms={sse_ms:.3} churn_per_s={:.0} bytes_per_session={} idle_rss_kib={} load_rss_kib={} idle_anon_kib={} load_anon_kib={} own_program_idle_rss_kib={} own_program_load_rss_kib={} floor_program_idle_rss_kib={} floor_program_load_rss_kib={} errors={}",
+        "bench: call/floor {} first_call_ms={first_toolhost:.3} first_call_3_tools_ms={first_three:.3} list_1000_ms={:.2} list_1000_read_ms={:.2} sse_call_ms={sse_ms:.3} churn_per_s={:.0} bytes_per_session={} idle_rss_kib={} load_rss_kib={} idle_anon_kib={} load_anon_kib={} own_program_idle_rss_kib={} own_program_load_rss_kib={} floor_program_idle_rss_kib={} floor_program_load_rss_kib={} errors={}",
         headline.join(" "),
+        list.parsed_ms,
+        list.read_ms,
         servers.churn_per_s,
         show(servers.bytes_per_session),
         kib(idle.0),

@@ -16,6 +16,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::ops::Range;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -63,6 +64,8 @@ pub struct LoadConn {
     digits_at: usize,
     next_id: u32,
     buffer: Vec<u8>,
+    /// Where the last response's body is in `buffer`.
+    body: Range<usize>,
 }
 
 impl LoadConn {
@@ -75,10 +78,24 @@ impl LoadConn {
         tool: &str,
         arguments: &Value,
     ) -> io::Result<LoadConn> {
+        let params = json!({"name": tool, "arguments": arguments});
+        LoadConn::request(addr, auth, session, "tools/call", Some(tool), params)
+    }
+
+    /// Connects to `addr` (path `/mcp`) and builds the request of `method`
+    /// with `params` (an object) and the `Authorization` value `auth`;
+    /// `name` is the tool or prompt it names, for the 2026-07-28 headers.
+    pub fn request(
+        addr: SocketAddr,
+        auth: &str,
+        session: &LoadSession,
+        method: &str,
+        name: Option<&str>,
+        mut params: Value,
+    ) -> io::Result<LoadConn> {
         let stream = TcpStream::connect(addr)?;
         stream.set_nodelay(true)?;
         stream.set_read_timeout(Some(Duration::from_secs(30)))?;
-        let mut params = json!({"name": tool, "arguments": arguments});
         let mut head = format!(
             "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {auth}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
         );
@@ -91,8 +108,11 @@ impl LoadConn {
             )),
             LoadSession::Stateless => {
                 head.push_str(&format!(
-                    "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {tool}\r\n"
+                    "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n"
                 ));
+                if let Some(name) = name {
+                    head.push_str(&format!("Mcp-Name: {name}\r\n"));
+                }
                 params["_meta"] = json!({
                     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
                     "io.modelcontextprotocol/clientCapabilities": {},
@@ -100,8 +120,9 @@ impl LoadConn {
                 });
             }
         }
-        let body = json!({"jsonrpc": "2.0", "id": ID_PLACEHOLDER, "method": "tools/call", "params": params})
-            .to_string();
+        let body =
+            json!({"jsonrpc": "2.0", "id": ID_PLACEHOLDER, "method": method, "params": params})
+                .to_string();
         head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
         let mut request = head.into_bytes();
         let body_at = request.len();
@@ -115,6 +136,7 @@ impl LoadConn {
             digits_at: body_at + placeholder + "id-".len(),
             next_id: 0,
             buffer: Vec::with_capacity(4096),
+            body: 0..0,
         })
     }
 
@@ -122,6 +144,18 @@ impl LoadConn {
     /// failed or the response was not a complete `Content-Length` one (an
     /// event stream, say): the connection is then of no further use.
     pub fn call(&mut self) -> io::Result<Answer> {
+        Ok(match self.exchange()? {
+            200 if find(self.body(), SUCCESS_MARKER).is_some() => Answer::Success,
+            200 => Answer::ToolError,
+            503 => Answer::Busy,
+            other => Answer::Status(other),
+        })
+    }
+
+    /// Sends the request and reads the whole response, nothing parsed:
+    /// its status (0 when the status line is not one). The body is then
+    /// [`LoadConn::body`]. `Err` as for [`LoadConn::call`].
+    pub fn exchange(&mut self) -> io::Result<u16> {
         self.next_id = self.next_id.wrapping_add(1);
         let mut id = self.next_id;
         for digit in self.request[self.digits_at..self.digits_at + 8]
@@ -133,35 +167,39 @@ impl LoadConn {
         }
         self.stream.write_all(&self.request)?;
         self.buffer.clear();
+        let mut searched = 0;
         let (head_end, length) = loop {
-            if let Some(end) = find(&self.buffer, b"\r\n\r\n") {
+            if let Some(end) = find(&self.buffer[searched..], b"\r\n\r\n") {
+                let end = searched + end;
                 let length = content_length(&self.buffer[..end]).ok_or_else(|| {
                     io::Error::other("a response without Content-Length (an event stream?)")
                 })?;
                 break (end + 4, length);
             }
-            self.fill()?;
+            searched = self.buffer.len().saturating_sub(3);
+            self.fill(4096)?;
         };
         while self.buffer.len() < head_end + length {
-            self.fill()?;
+            self.fill(head_end + length - self.buffer.len())?;
         }
-        let status = std::str::from_utf8(self.buffer.get(9..12).unwrap_or_default())
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0);
-        let body = &self.buffer[head_end..head_end + length];
-        Ok(match status {
-            200 if find(body, SUCCESS_MARKER).is_some() => Answer::Success,
-            200 => Answer::ToolError,
-            503 => Answer::Busy,
-            other => Answer::Status(other),
-        })
+        self.body = head_end..head_end + length;
+        Ok(
+            std::str::from_utf8(self.buffer.get(9..12).unwrap_or_default())
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0),
+        )
     }
 
-    /// Reads what the socket has into the buffer.
-    fn fill(&mut self) -> io::Result<()> {
+    /// The body of the last response [`LoadConn::exchange`] read.
+    pub fn body(&self) -> &[u8] {
+        &self.buffer[self.body.clone()]
+    }
+
+    /// Reads what the socket has, up to `want` bytes, into the buffer.
+    fn fill(&mut self, want: usize) -> io::Result<()> {
         let start = self.buffer.len();
-        self.buffer.resize(start + 4096, 0);
+        self.buffer.resize(start + want, 0);
         let read = self.stream.read(&mut self.buffer[start..])?;
         self.buffer.truncate(start + read);
         if read == 0 {
