@@ -56,7 +56,8 @@ pub enum Answer {
     Status(u16),
 }
 
-/// One keep-alive connection sending `tools/call` of one tool.
+/// One keep-alive connection sending one request again and again: a
+/// `tools/call` of one tool, or any other method (see [`LoadConn::request`]).
 pub struct LoadConn {
     stream: TcpStream,
     request: Vec<u8>,
