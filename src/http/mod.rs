@@ -328,6 +328,18 @@ fn read_all(
     Ok(body)
 }
 
+/// Reads a body tiny_http has already buffered whole (its declared length,
+/// at most 1 KiB and within `max_body_bytes`; none without a length) in one
+/// copy: `read_to_end`'s probing and growing cost a small call ~250
+/// instructions and ~50 cache lines of code.
+fn read_buffered(reader: &mut dyn Read, declared: Option<usize>) -> Result<Vec<u8>, BodyError> {
+    let mut body = vec![0; declared.unwrap_or(0)];
+    reader
+        .read_exact(&mut body)
+        .map_err(BodyError::Unreadable)?;
+    Ok(body)
+}
+
 /// Reads the body of an admitted POST, of at most `max_body_bytes` (413
 /// past it), arriving within `read_timeout` (408 past it), then hands the
 /// request on to [`post`]. tiny_http has already buffered a small body
@@ -374,7 +386,7 @@ fn take_body(
     if unread_body_bytes(&request, &head.headers) == 0
         && head.headers.get("transfer-encoding").is_none()
     {
-        return match read_all(request.as_reader(), max, declared) {
+        return match read_buffered(request.as_reader(), declared) {
             Ok(body) => post(transport, &admitted, &head, request, &body, lane),
             Err(error) => reply_leaving_body(request, &head.headers, refusal(server, error)),
         };
