@@ -9,6 +9,7 @@ use serde_core::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess
 use serde_core::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
+use super::member::{MemberName, Named};
 use super::meta::{Meta, Params, RequestMeta};
 
 /// Invalid JSON was received.
@@ -173,7 +174,7 @@ impl<'de> Visitor<'de> for BodyVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Body, A::Error> {
         let mut envelope = Envelope::default();
-        while let Some(member) = map.next_key::<Member>()? {
+        while let Some(Named(member)) = map.next_key::<Named<Member>>()? {
             let slot = match member {
                 Member::Jsonrpc => &mut envelope.jsonrpc,
                 Member::Id => &mut envelope.id,
@@ -241,23 +242,9 @@ enum Member {
     Other,
 }
 
-impl<'de> Deserialize<'de> for Member {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Member, D::Error> {
-        deserializer.deserialize_identifier(MemberVisitor)
-    }
-}
-
-struct MemberVisitor;
-
-impl Visitor<'_> for MemberVisitor {
-    type Value = Member;
-
-    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-        formatter.write_str("a member name")
-    }
-
-    fn visit_str<E>(self, name: &str) -> Result<Member, E> {
-        Ok(match name {
+impl MemberName for Member {
+    fn of(name: &str) -> Member {
+        match name {
             "jsonrpc" => Member::Jsonrpc,
             "id" => Member::Id,
             "method" => Member::Method,
@@ -265,7 +252,7 @@ impl Visitor<'_> for MemberVisitor {
             "result" => Member::Result,
             "error" => Member::Error,
             _ => Member::Other,
-        })
+        }
     }
 }
 

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use serde_core::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
+use super::member::{MemberName, Named};
 use super::ClientInfo;
 
 /// The namespace of the keys MCP itself puts in `_meta`.
@@ -268,7 +269,7 @@ impl<'de> Visitor<'de> for MetaVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestMeta, A::Error> {
         let mut meta = RequestMeta::default();
-        while let Some(key) = map.next_key::<MetaKey>()? {
+        while let Some(Named(key)) = map.next_key::<Named<MetaKey>>()? {
             meta.modern_keys |= !matches!(key, MetaKey::ProgressToken | MetaKey::Other);
             if let MetaKey::Client = key {
                 let Identity(info) = map.next_value()?;
@@ -315,7 +316,7 @@ impl<'de> Visitor<'de> for IdentityVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Identity, A::Error> {
         let (mut name, mut version) = (None, None);
-        while let Some(key) = map.next_key::<IdentityKey>()? {
+        while let Some(Named(key)) = map.next_key::<Named<IdentityKey>>()? {
             let text = match map.next_value()? {
                 Value::String(text) => Some(text),
                 _ => None,
@@ -343,27 +344,13 @@ enum IdentityKey {
     Other,
 }
 
-impl<'de> Deserialize<'de> for IdentityKey {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<IdentityKey, D::Error> {
-        deserializer.deserialize_identifier(IdentityKeyVisitor)
-    }
-}
-
-struct IdentityKeyVisitor;
-
-impl Visitor<'_> for IdentityKeyVisitor {
-    type Value = IdentityKey;
-
-    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-        formatter.write_str("a member name")
-    }
-
-    fn visit_str<E>(self, name: &str) -> Result<IdentityKey, E> {
-        Ok(match name {
+impl MemberName for IdentityKey {
+    fn of(name: &str) -> IdentityKey {
+        match name {
             "name" => IdentityKey::Name,
             "version" => IdentityKey::Version,
             _ => IdentityKey::Other,
-        })
+        }
     }
 }
 
@@ -380,23 +367,9 @@ enum MetaKey {
     Other,
 }
 
-impl<'de> Deserialize<'de> for MetaKey {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<MetaKey, D::Error> {
-        deserializer.deserialize_identifier(MetaKeyVisitor)
-    }
-}
-
-struct MetaKeyVisitor;
-
-impl Visitor<'_> for MetaKeyVisitor {
-    type Value = MetaKey;
-
-    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-        formatter.write_str("a member name")
-    }
-
-    fn visit_str<E>(self, name: &str) -> Result<MetaKey, E> {
-        Ok(match name {
+impl MemberName for MetaKey {
+    fn of(name: &str) -> MetaKey {
+        match name {
             PROGRESS_TOKEN => MetaKey::ProgressToken,
             META_VERSION => MetaKey::Version,
             META_CAPABILITIES => MetaKey::Capabilities,
@@ -404,7 +377,7 @@ impl Visitor<'_> for MetaKeyVisitor {
             META_LOG_LEVEL => MetaKey::LogLevel,
             other if other.starts_with(MODERN_PREFIX) => MetaKey::OtherModern,
             _ => MetaKey::Other,
-        })
+        }
     }
 }
 

@@ -12,6 +12,7 @@ pub(crate) mod content;
 mod derived;
 pub(crate) mod http;
 pub(crate) mod jsonrpc;
+mod member;
 pub(crate) mod meta;
 pub(crate) mod outcome;
 pub(crate) mod params;
