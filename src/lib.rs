@@ -262,6 +262,8 @@ mod host;
 mod http;
 mod mcp;
 mod model;
+#[cfg(test)]
+mod readme;
 mod runtime;
 mod schema;
 mod session;
