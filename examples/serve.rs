@@ -10,7 +10,10 @@
 //! proves a round trip through its own endpoint (including a call refused
 //! for its arguments before any handler runs, and a streamed call the
 //! client resumes after the host closes its connection), prints how to
-//! connect, and serves until stdin closes or Ctrl-C.
+//! connect — the ACP entries, then one line to copy for each of Claude
+//! Code, Codex, Gemini CLI and curl, which reach the bearer through files
+//! of mode 0600 or the environment, never a command line — and serves
+//! until stdin closes or Ctrl-C.
 //!
 //! Each handler reads its arguments from the JSON the agent sent: the host
 //! checks them against the tool's input schema before the handler runs, so

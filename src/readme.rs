@@ -25,7 +25,11 @@ fn readme() -> String {
 
 /// Whole seconds of a default that the README states in seconds.
 fn secs(duration: Duration) -> u64 {
-    assert_eq!(duration.subsec_nanos(), 0, "{duration:?} is not whole seconds");
+    assert_eq!(
+        duration.subsec_nanos(),
+        0,
+        "{duration:?} is not whole seconds"
+    );
     duration.as_secs()
 }
 
@@ -79,9 +83,11 @@ fn the_readme_states_every_host_default_the_code_sets() {
     pinned(&readme, secs(config::DEFAULT_WRITE_TIMEOUT), |n| {
         format!("`HostConfig::write_timeout` ({n} s)")
     });
-    pinned(&readme, (config::DEFAULT_MAX_BODY_BYTES >> 20) as u64, |n| {
-        format!("413 past `max_body_bytes` ({n} MiB")
-    });
+    pinned(
+        &readme,
+        (config::DEFAULT_MAX_BODY_BYTES >> 20) as u64,
+        |n| format!("413 past `max_body_bytes` ({n} MiB"),
+    );
     assert_eq!(config::DEFAULT_MAX_BODY_BYTES % (1 << 20), 0);
     // No deadline unless one is set, as the README says; and setting one
     // is what gives a call a deadline.
