@@ -308,9 +308,15 @@ struct AgentFiles {
 impl AgentFiles {
     fn write(session: &ToolSession) -> io::Result<AgentFiles> {
         let dir = std::env::temp_dir().join(format!("toolhost-demo-{}", session.session_id()));
-        let mut builder = fs::DirBuilder::new();
         #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        let builder = {
+            let mut builder = fs::DirBuilder::new();
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            builder
+        };
+        // Elsewhere the temporary folder is the user's own.
+        #[cfg(not(unix))]
+        let builder = fs::DirBuilder::new();
         // Refuses a directory that already exists: it is not ours.
         builder.create(&dir)?;
         let files = AgentFiles { dir };
