@@ -388,7 +388,7 @@ fn shell_word(text: &str) -> String {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+pub(crate) fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The "stdio" entry starts this program again: that copy relays to the
     // session and exits here.
     toolhost::stdio_bridge::run_if_requested();
