@@ -39,10 +39,12 @@ fn serve_runs_here_in_the_copy_the_test_spawns() {
     }
 }
 
-/// The spawned example, killed and reaped if a test ends before it does.
+/// The spawned example, killed and reaped if a test ends before it does
+/// (and then its files removed, which a killed example cannot do).
 struct Example {
     child: Child,
     lines: mpsc::Receiver<String>,
+    files: Option<PathBuf>,
 }
 
 impl Example {
@@ -65,7 +67,11 @@ impl Example {
                 }
             }
         });
-        Example { child, lines }
+        Example {
+            child,
+            lines,
+            files: None,
+        }
     }
 
     /// Every line up to and including the first that starts with `last`.
@@ -103,6 +109,9 @@ impl Drop for Example {
         if let Ok(None) = self.child.try_wait() {
             let _ = self.child.kill();
             let _ = self.child.wait();
+            if let Some(dir) = &self.files {
+                let _ = fs::remove_dir_all(dir);
+            }
         }
     }
 }
@@ -172,6 +181,7 @@ fn each_agents_line_reaches_the_session_through_private_files_never_a_command_li
         .parent()
         .expect("the files' directory")
         .to_owned();
+    example.files = Some(dir.clone());
     let file = |name: &str| dir.join(name);
     #[cfg(unix)]
     {
