@@ -18,5 +18,8 @@ pub(crate) use lines::{read_messages, Input};
 // stderr as the command says, and ends it after the default grace).
 #[cfg(feature = "client")]
 pub(crate) use group::EXIT_GRACE;
+// The README states it (src/readme.rs pins the number).
+#[cfg(all(test, feature = "acp-driver", feature = "client"))]
+pub(crate) use group::TERM_GRACE;
 #[cfg(feature = "client")]
 pub(crate) use lines::read_stderr;
