@@ -8,8 +8,9 @@
 //! forever. So on Unix the child leads a new process group
 //! (`process_group(0)`), which its children join, and [`Group::end`]
 //! signals the whole group: closed stdin first (how both ACP and MCP's
-//! stdio transport say goodbye), a grace period, then `SIGTERM`, then
-//! `SIGKILL`, then the child is reaped. The signals go through `kill(1)`, which std can start
+//! stdio transport say goodbye), a grace period (none when the child has
+//! already exited), then `SIGTERM`, then `SIGKILL`, then the child is
+//! reaped. The signals go through `kill(1)`, which std can start
 //! without `unsafe`; a process that leaves the group on purpose (`setsid`,
 //! a daemon) is beyond its reach.
 //!
@@ -103,7 +104,14 @@ impl Group {
             return;
         }
         let group = self.child.id();
-        if self.wait_for_group(group, self.exit_grace) {
+        // The grace is the child's, to leave on its own once its input
+        // closes; a child already gone needs none, and what it left behind
+        // (a launcher's orphan holding the pipes) is signalled at once.
+        let grace = match self.child.try_wait() {
+            Ok(Some(_)) => Duration::ZERO,
+            _ => self.exit_grace,
+        };
+        if self.wait_for_group(group, grace) {
             return;
         }
         signal_group(group, Signal::Terminate);
