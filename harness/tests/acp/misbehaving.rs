@@ -35,6 +35,10 @@ const HUGE: usize = 64 << 20;
 pub fn agent(mode: &str) -> ExitCode {
     let exe = env::current_exe().expect("own path");
     // Inherits stdout and stderr: it holds the agent's pipes open.
+    #[allow(
+        clippy::zombie_processes,
+        reason = "left running on purpose: ending it is the driver's job under test"
+    )]
     let sleeper = Command::new(exe)
         .arg(standin::SLEEPER)
         .stdin(Stdio::null())
