@@ -139,6 +139,10 @@ const TESTS: &[(&str, fn())] = &[
         "a_64_mib_line_ends_the_turn_naming_size_and_setting_without_being_buffered",
         misbehaving::a_64_mib_line_ends_the_turn_naming_size_and_setting_without_being_buffered,
     ),
+    (
+        "the_agents_stderr_reaches_the_applications_hook_and_the_error_keeps_its_last_lines",
+        misbehaving::the_agents_stderr_reaches_the_applications_hook_and_the_error_keeps_its_last_lines,
+    ),
 ];
 
 /// What one run of `acp_turn` printed and how it ended.

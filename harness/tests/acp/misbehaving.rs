@@ -390,3 +390,43 @@ pub fn a_64_mib_line_ends_the_turn_naming_size_and_setting_without_being_buffere
     assert_eq!(within.summary["stopReason"], "end_turn", "{show}");
     within.left_nothing();
 }
+
+pub fn the_agents_stderr_reaches_the_applications_hook_and_the_error_keeps_its_last_lines() {
+    use std::sync::{Arc, Mutex};
+    let exe = env::current_exe().expect("own path");
+    let mut agent =
+        toolhost::acp::Agent::spawn(Command::new(&exe).args([MISBEHAVING, "crash-at-start"]))
+            .expect("spawn");
+    let heard = Arc::new(Mutex::new(Vec::<String>::new()));
+    let hook = Arc::clone(&heard);
+    agent.on_stderr(move |line| hook.lock().unwrap().push(line.to_owned()));
+    let started = Instant::now();
+    let err = agent
+        .initialize()
+        .expect_err("the agent exits on initialize");
+    assert!(started.elapsed() < Duration::from_secs(20), "{err}");
+    let text = err.to_string();
+    assert!(
+        matches!(err, toolhost::acp::AcpError::Closed { .. }),
+        "{text}"
+    );
+    assert!(text.contains("exited (exit status: 9)"), "{text}");
+    assert!(text.contains("no API key in the environment"), "{text}");
+    // The line that named the cause reached the hook too (the grandchild's
+    // line may have come before the hook was set, and gone to stderr).
+    let heard = heard.lock().unwrap().clone();
+    assert!(
+        heard
+            .iter()
+            .any(|line| line == "misbehaving agent: no API key in the environment"),
+        "{heard:?}"
+    );
+    // Later requests fail with the same news, not a broken pipe.
+    let again = agent
+        .call("session/new", json!({}))
+        .expect_err("still gone");
+    assert!(
+        again.to_string().contains("exited (exit status: 9)"),
+        "{again}"
+    );
+}

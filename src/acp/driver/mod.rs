@@ -25,7 +25,7 @@ pub use updates::{
 use crate::child::Group;
 pub use crate::child::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::sync::lock;
-use pipes::{Pipes, Silence};
+use pipes::{Pipes, Silence, StderrHook};
 
 use super::AgentMcpSupport;
 use crate::session::ToolSession;
@@ -104,6 +104,7 @@ pub struct Agent {
     group: Arc<Mutex<Group>>,
     pid: u32,
     max_message_bytes: Arc<AtomicUsize>,
+    stderr_hook: StderrHook,
     initialized: Option<Value>,
     timeout: Duration,
 }
@@ -124,7 +125,8 @@ impl Agent {
     /// Starts `command` as an ACP agent: its stdin and stdout become the
     /// ACP channel, its stderr is copied line by line to this program's
     /// (whatever the command said: the driver keeps the last lines for the
-    /// error that says the agent died), and it leads a new process group.
+    /// error that says the agent died; [`Agent::on_stderr`] sends them
+    /// elsewhere), and it leads a new process group.
     ///
     /// # Errors
     /// [`AcpError::Spawn`] when the program cannot be started.
@@ -139,10 +141,12 @@ impl Agent {
         // Should the threads not start, `group` is dropped, which ends it.
         let group = Arc::new(Mutex::new(group));
         let max_message_bytes = Arc::new(AtomicUsize::new(DEFAULT_MAX_MESSAGE_BYTES));
+        let stderr_hook = StderrHook::default();
         let pipes = Pipes::start(
             &group,
             (stdin, stdout, stderr),
             Arc::clone(&max_message_bytes),
+            Arc::clone(&stderr_hook),
         )
         .map_err(spawn_error)?;
         Ok(Agent {
@@ -150,6 +154,7 @@ impl Agent {
             group,
             pid,
             max_message_bytes,
+            stderr_hook,
             initialized: None,
             timeout: DEFAULT_TIMEOUT,
         })
@@ -174,6 +179,24 @@ impl Agent {
     /// cancelled with `session/cancel` on its way out); the agent runs on.
     pub fn set_max_message_bytes(&mut self, bytes: usize) -> &mut Agent {
         self.max_message_bytes.store(bytes, Ordering::Relaxed);
+        self
+    }
+
+    /// Hands each line the agent writes to stderr (without its line break,
+    /// cut at 4 KiB) to `callback`, on a thread of the driver's, instead of
+    /// this program's stderr; `|_| {}` silences the agent. The last lines
+    /// still go into the error that says the agent died. Lines written
+    /// before the call went to this program's stderr.
+    ///
+    /// ```no_run
+    /// # use std::process::Command;
+    /// # use toolhost::acp::Agent;
+    /// let mut agent = Agent::spawn(Command::new("gemini").arg("--acp"))?;
+    /// agent.on_stderr(|line| eprintln!("[gemini] {line}"));
+    /// # Ok::<(), toolhost::acp::AcpError>(())
+    /// ```
+    pub fn on_stderr(&mut self, callback: impl FnMut(&str) + Send + 'static) -> &mut Agent {
+        *lock(&self.stderr_hook) = Some(Box::new(callback));
         self
     }
 

@@ -7,8 +7,9 @@
 //!
 //! The agent's stderr is piped, not inherited: each line is copied to this
 //! program's stderr as it comes (so the user sees what they saw before),
-//! and the last few go into the error when the agent dies — where the
-//! reason usually is (a missing key, a login needed, a crash).
+//! or handed to the application's hook, and the last few go into the
+//! error when the agent dies — where the reason usually is (a missing key,
+//! a login needed, a crash).
 
 use std::process::{ChildStderr, ChildStdin, ChildStdout};
 use std::sync::atomic::AtomicUsize;
@@ -19,6 +20,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::child::{Group, Incoming, Input, Watch};
+use crate::sync::lock;
 
 /// Who the child is, in the messages of a broken pipe.
 const WHO: &str = "the agent";
@@ -26,6 +28,11 @@ const WHO: &str = "the agent";
 /// How long a broken input waits for the news of the agent's end, which
 /// says more (its exit status, its stderr) than the broken pipe.
 const GONE_WAIT: Duration = Duration::from_millis(500);
+
+/// Where the agent's stderr lines go, once the application says
+/// ([`Agent::on_stderr`](super::Agent::on_stderr)); this program's stderr
+/// until then.
+pub(super) type StderrHook = Arc<Mutex<Option<Box<dyn FnMut(&str) + Send>>>>;
 
 /// What waiting for the agent came to, when no message came.
 #[derive(Debug)]
@@ -56,13 +63,18 @@ impl Pipes {
         group: &Arc<Mutex<Group>>,
         (stdin, stdout, stderr): (ChildStdin, ChildStdout, ChildStderr),
         max_line: Arc<AtomicUsize>,
+        stderr_hook: StderrHook,
     ) -> std::io::Result<Pipes> {
         let (sender, incoming) = mpsc::channel();
         let watch = Watch {
             who: WHO,
             name: "acp-agent".into(),
             max_line,
-            on_stderr: Box::new(|line| eprintln!("{line}")),
+            on_stderr: Box::new(move |line| match lock(&stderr_hook).as_mut() {
+                Some(hook) => hook(line),
+                // As if the agent shared this program's stderr.
+                None => eprintln!("{line}"),
+            }),
         };
         watch.start(group, stdout, stderr, move |item| sender.send(item).is_ok())?;
         let input = Input::start(stdin, "acp-agent-input".into(), WHO)?;
