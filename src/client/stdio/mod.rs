@@ -17,6 +17,7 @@
 
 mod route;
 mod server;
+mod skipped;
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
