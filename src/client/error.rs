@@ -127,8 +127,9 @@ pub enum ClientError {
     /// stdout), or its input broke. Every call waiting on it fails with
     /// this; a call in flight may have run.
     Closed {
-        /// What the client saw, with the last line the server wrote to
-        /// stderr when there was one.
+        /// What the client saw — the exit status or signal when the
+        /// process exited — with the last lines (up to five) the server
+        /// wrote to stderr.
         reason: String,
     },
     /// A stdio MCP server wrote a message longer than
