@@ -127,9 +127,26 @@ pub enum ClientError {
     /// stdout), or its input broke. Every call waiting on it fails with
     /// this; a call in flight may have run.
     Closed {
-        /// What the client saw, with the last line the server wrote to
-        /// stderr when there was one.
+        /// What the client saw — the exit status or signal when the
+        /// process exited — with the last lines (up to five) the server
+        /// wrote to stderr.
         reason: String,
+    },
+    /// A stdio MCP server wrote a message longer than
+    /// [`StdioServer::max_message_bytes`](super::StdioServer::max_message_bytes):
+    /// it was skipped while it was read, never buffered whole. Only its
+    /// two ends are read: when they name the id of a request in flight,
+    /// that request fails with this; when they say nothing, every request
+    /// in flight does (one of them waits for the line, and a timeout would
+    /// be worse); a request or notification of the server fails none. The
+    /// server runs on.
+    MessageTooLarge {
+        /// The server's program, as given.
+        server: String,
+        /// The bytes of the message, as read.
+        size: u64,
+        /// The limit in force.
+        limit: usize,
     },
     /// The operation does not exist in the protocol era this client speaks.
     NotInEra {
@@ -265,6 +282,10 @@ impl fmt::Display for ClientError {
             ClientError::Closed { reason } => write!(
                 f,
                 "the stdio MCP server is gone: {reason}; start it again to go on"
+            ),
+            ClientError::MessageTooLarge { server, size, limit } => write!(
+                f,
+                "the stdio MCP server {server:?} sent a message of {size} bytes, past the limit of {limit} bytes, so it was skipped; raise StdioServer::max_message_bytes if its messages are really that large"
             ),
             ClientError::NotInEra { operation, hint } => write!(
                 f,
