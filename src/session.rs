@@ -121,6 +121,16 @@ impl ToolSession {
         self.entry.calls_served()
     }
 
+    /// How many of the [served](ToolSession::calls_served) calls ended
+    /// cancelled ([`OutcomeKind::Cancelled`](crate::OutcomeKind::Cancelled)):
+    /// their handler ran but stopped, by the client's cancellation, the
+    /// session's end, the deadline or its own choice, with no result.
+    /// Calls cancelled while they waited for a slot never reached a
+    /// handler and count in neither number.
+    pub fn calls_cancelled(&self) -> u64 {
+        self.entry.calls_cancelled()
+    }
+
     /// Tells the session's clients that its tool list changed: a
     /// `notifications/tools/list_changed` on every open `GET` stream and
     /// `subscriptions/listen` stream of this session, delivered at once.

@@ -82,6 +82,16 @@ impl ToolError {
         }
     }
 
+    /// The call was cancelled and stops here, as
+    /// [`ToolOutcome::cancelled`]: nothing is written for the model. What
+    /// [`CallContext::check_cancelled`](crate::CallContext::check_cancelled)
+    /// returns once the call is cancelled.
+    pub fn cancelled() -> ToolError {
+        ToolError {
+            outcome: ToolOutcome::cancelled(),
+        }
+    }
+
     /// Attaches a machine-readable code to a declined error (see
     /// [`ToolOutcome::with_code`]); a failed one is unchanged.
     #[must_use]

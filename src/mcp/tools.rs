@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 
 use super::lifecycle::Caller;
 use super::plan::{CallKey, CallPlan, Rounds};
-use super::result::{self, FAILED_TEXT};
+use super::result::{self, CANCELLED_TEXT, FAILED_TEXT};
 use super::stateless::complete;
 use super::{Server, Session};
 use crate::call::panic_message;
@@ -451,6 +451,13 @@ pub(super) fn render(outcome: &ToolOutcome, revision: Revision) -> Value {
             result.insert(
                 "content".into(),
                 json!([{"type": "text", "text": FAILED_TEXT}]),
+            );
+            result.insert("isError".into(), true.into());
+        }
+        CallResult::Cancelled { .. } => {
+            result.insert(
+                "content".into(),
+                json!([{"type": "text", "text": CANCELLED_TEXT}]),
             );
             result.insert("isError".into(), true.into());
         }
