@@ -268,9 +268,9 @@ mod sync;
 #[cfg(feature = "client")]
 pub use bridge::{McpServerBuilder, McpServerLayer, DEFAULT_SERVER_REFRESH};
 pub use call::{
-    surface_fn, AskError, CallContext, Elicitation, FnSurface, InputRequest, LayeredBuilder,
-    LayeredSurface, Reply, SessionLink, StaticSurface, SurfaceBuilder, ToolError, ToolRegistry,
-    ToolSurface,
+    surface_fn, AskError, CallContext, Elicitation, Filtered, FnSurface, InputRequest,
+    LayeredBuilder, LayeredSurface, Reply, SessionLink, StaticSurface, SurfaceBuilder, ToolError,
+    ToolRegistry, ToolSurface,
 };
 pub use config::{
     HostConfig, DEFAULT_CALL_KEEP_ALIVE, DEFAULT_KEEP_ALIVE, DEFAULT_LONG_CALL_REPORT,

@@ -8,7 +8,7 @@ use std::sync::{Arc, Weak};
 use serde_json::Value;
 
 use crate::acp;
-use crate::call::link::SessionPort;
+use crate::call::link::{Adopting, SessionPort};
 use crate::call::{SessionLink, ToolSurface};
 #[cfg(feature = "client")]
 use crate::client::{Client, ClientBuilder, ClientError, Era};
@@ -56,7 +56,9 @@ impl ToolSession {
         surface: Box<dyn ToolSurface>,
         hook: Option<EventHook>,
     ) -> ToolSession {
-        let (entry, token) = table.insert(surface);
+        // Wrapped so that every question about its tools names this
+        // session (see `call::link`).
+        let (entry, token) = table.insert(Box::new(Adopting::new(surface)));
         entry.surface.on_open(SessionLink::new(Arc::new(Served {
             hub: Arc::downgrade(&endpoint.hub),
             entry: Arc::downgrade(&entry),

@@ -139,6 +139,20 @@ impl From<String> for ToolOutcome {
     }
 }
 
+impl From<Value> for ToolOutcome {
+    /// Success, as a typed handler's [`Reply`](crate::Reply) of the same
+    /// value: an object as `structuredContent` mirrored into a text block
+    /// ([`ToolOutcome::json`]), a string as a text block, anything else as
+    /// a text block of its JSON.
+    fn from(value: Value) -> ToolOutcome {
+        match value {
+            object @ Value::Object(_) => ToolOutcome::json(object),
+            Value::String(text) => ToolOutcome::text(text),
+            other => ToolOutcome::text(other.to_string()),
+        }
+    }
+}
+
 impl From<&str> for ToolOutcome {
     /// Success with one text block, as [`ToolOutcome::text`].
     fn from(text: &str) -> ToolOutcome {
