@@ -157,6 +157,7 @@ mod tests {
             ToolOutcome::declined("no").with_code(json!("quota")),
             ToolOutcome::declined("no").with_code(json!({"n": 1})),
             ToolOutcome::failed("db password wrong"),
+            ToolOutcome::cancelled().why_cancelled(|| Some("user pressed stop".into())),
         ]
     }
 

@@ -671,6 +671,40 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_serializes_as_the_newest_revision_lists_it_and_every_field_has_a_getter() {
+        let tool = full_tool()
+            .requires_client_capabilities(Map::from_iter([("sampling".to_owned(), json!({}))]))
+            .visible_when(|| true);
+        let expected = json!({
+            "name": "full",
+            "title": "T",
+            "description": "d",
+            "inputSchema": {"type": "object", "properties": {}},
+            "outputSchema": {"type": "object"},
+            "annotations": {"readOnlyHint": true},
+            "icons": [{"src": "https://example.com/i.png"}],
+            "_meta": {"k": 1},
+        });
+        assert_eq!(serde_json::to_value(&tool).unwrap(), expected);
+        assert_eq!(tool.to_json(Revision::V2026_07_28), expected);
+        assert_eq!(
+            serde_json::to_value(tool.hints()).unwrap(),
+            expected["annotations"]
+        );
+        assert_eq!(
+            serde_json::to_value(tool.icons()).unwrap(),
+            expected["icons"]
+        );
+        assert_eq!(tool.title_text(), Some("T"));
+        assert_eq!(tool.input_schema_json(), &expected["inputSchema"]);
+        assert_eq!(tool.output_schema_json(), Some(&expected["outputSchema"]));
+        assert_eq!(tool.meta_json().map(|m| m["k"].clone()), Some(json!(1)));
+        assert!(tool.required_client_capabilities().is_some());
+        assert!(tool.is_visible());
+        assert!(!Tool::new("t", "d").visible_when(|| false).is_visible());
+    }
+
+    #[test]
     fn title_and_output_schema_are_left_out_before_2025_06_18() {
         let tool = Tool::new("t", "d")
             .title("T")
