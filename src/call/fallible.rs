@@ -20,15 +20,22 @@ use serde_json::Value;
 
 use crate::model::ToolOutcome;
 
-/// Why a handler stopped early: it *declined* (the model reads the reason
-/// and can adapt) or it *failed* (the model gets a generic error, the
-/// application the detail).
+/// Why a handler stopped early. Of its three kinds, **only a decline shows
+/// text to the model**:
 ///
-/// Any error that implements [`Display`] converts into a declined
-/// `ToolError` with its message, so `?` works on `io::Error`,
-/// `ParseIntError`, `String`, [`AskError`](crate::AskError) and the like.
-/// Say [`ToolError::failed`] where the message is for the application, not
-/// the model.
+/// - *declined* — `?` on any error that implements [`Display`]
+///   (`io::Error`, `ParseIntError`, `String`, [`AskError`](crate::AskError),
+///   …) or [`ToolError::declined`]: the model reads the message, whatever
+///   it holds, and can adapt: `let n: u32 = text.parse()?;`
+/// - *failed* — [`ToolError::failed`]: the model reads a fixed text that
+///   the tool failed, the application the detail (event hook or `log`):
+///   `db.query(q).map_err(ToolError::failed)?;`
+/// - *cancelled* — [`ToolError::cancelled`], what
+///   [`CallContext::check_cancelled`](crate::CallContext::check_cancelled)
+///   returns: no result, and nothing written for the model.
+///
+/// So a bare `?` is a choice to show the message: where it may hold what
+/// the model must not see, say `.map_err(ToolError::failed)?`.
 ///
 /// | the handler meets | the model should | return |
 /// | --- | --- | --- |

@@ -343,7 +343,10 @@ impl StaticSurface {
 
     /// Adds a typed tool: `handler` takes the arguments decoded into `T`
     /// and returns a [`Reply`] (any `Serialize` value, or a
-    /// [`ToolOutcome`]) or a [`ToolError`], so that `?` works.
+    /// [`ToolOutcome`]) or a [`ToolError`], so that `?` works — `?` on an
+    /// error that implements `Display` declines the call and **the model
+    /// reads its message**; `.map_err(ToolError::failed)?` keeps the
+    /// message from the model (see [`ToolError`]).
     ///
     /// A call whose arguments do not decode into `T` is refused before it
     /// is admitted, exactly like one that breaks the input schema: the
