@@ -8,7 +8,8 @@ use std::sync::{Arc, Weak};
 use serde_json::Value;
 
 use crate::acp;
-use crate::call::link::{Adopting, SessionPort};
+use crate::call::link::SessionPort;
+use crate::call::surface::Adopting;
 use crate::call::{SessionLink, ToolSurface};
 #[cfg(feature = "client")]
 use crate::client::{Client, ClientBuilder, ClientError, Era};

@@ -15,21 +15,15 @@
 //! a surface of the application's own hears of it only if the wrapper
 //! forwards it, which is easy to forget and silent when forgotten. So the
 //! host also names the session it serves while it asks a surface for its
-//! tools ([`serving`]), and the crate's surfaces that keep links adopt
+//! tools ([`serving`], from the session's
+//! `Adopting` surface), and the crate's surfaces that keep links adopt
 //! that session from there ([`Links::adopt_serving`]): a wrapped one
 //! learns of every session whose client has listed its tools — which a
 //! client does before a list change could mean anything to it.
 
 use std::cell::RefCell;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
-
-use serde_json::Value;
-
-use crate::call::context::CallContext;
-use crate::call::surface::sealed::Token;
-use crate::call::ToolSurface;
-use crate::model::{Tool, ToolOutcome};
+use std::sync::Arc;
 
 use crate::event::Event;
 
@@ -133,7 +127,7 @@ thread_local! {
 
 /// Runs `ask` with `link` named as the session this thread serves, and
 /// the one named before restored after, panic or not.
-fn serving<R>(link: &SessionLink, ask: impl FnOnce() -> R) -> R {
+pub(crate) fn serving<R>(link: &SessionLink, ask: impl FnOnce() -> R) -> R {
     struct Restore(Option<SessionLink>);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -143,53 +137,6 @@ fn serving<R>(link: &SessionLink, ask: impl FnOnce() -> R) -> R {
     }
     let _restore = Restore(SERVING.with(|serving| serving.replace(Some(link.clone()))));
     ask()
-}
-
-/// The surface a session is opened on, as the host keeps it: every
-/// question about its tools is asked with the session named (see
-/// [`serving`]).
-pub(crate) struct Adopting {
-    inner: Box<dyn ToolSurface>,
-    /// Set once the session exists, before anything can be asked.
-    link: OnceLock<SessionLink>,
-}
-
-impl Adopting {
-    pub(crate) fn new(inner: Box<dyn ToolSurface>) -> Adopting {
-        Adopting {
-            inner,
-            link: OnceLock::new(),
-        }
-    }
-
-    /// Hands the session's link to the surface: kept for [`serving`], and
-    /// given to `on_open`.
-    pub(crate) fn open(&self, link: SessionLink) {
-        let _ = self.link.set(link.clone());
-        self.inner.on_open(link);
-    }
-
-    fn ask<R>(&self, ask: impl FnOnce() -> R) -> R {
-        match self.link.get() {
-            Some(link) => serving(link, ask),
-            None => ask(),
-        }
-    }
-}
-
-impl ToolSurface for Adopting {
-    fn list_tools(&self) -> Vec<Tool> {
-        self.ask(|| self.inner.list_tools())
-    }
-    fn call(&self, name: &str, args: &Value, ctx: &CallContext) -> ToolOutcome {
-        self.inner.call(name, args, ctx)
-    }
-    fn on_open(&self, link: SessionLink) {
-        self.open(link);
-    }
-    fn lookup(&self, name: &str, token: Token) -> Option<Tool> {
-        self.ask(|| self.inner.lookup(name, token))
-    }
 }
 
 impl fmt::Debug for SessionLink {

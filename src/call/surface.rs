@@ -21,12 +21,13 @@ use crate::event::LOG_TARGET;
 use crate::hash::HostMap;
 use crate::model::{Tool, ToolOutcome};
 
+mod adopting;
 mod builder;
 mod layered;
 mod registry;
 
+pub(crate) use adopting::Adopting;
 pub use builder::SurfaceBuilder;
-
 pub use layered::{LayeredBuilder, LayeredSurface};
 pub use registry::ToolRegistry;
 
