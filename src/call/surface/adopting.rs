@@ -14,9 +14,8 @@ use crate::call::context::CallContext;
 use crate::call::link::{serving, SessionLink};
 use crate::model::{Tool, ToolOutcome};
 
-/// The surface a session is opened on, as the host keeps it: every
-/// question about its tools is asked with the session named (see
-/// `call::link::serving`).
+/// The surface a session is opened on, as the host keeps it: its list is
+/// asked for with the session named (see `call::link::serving`).
 pub(crate) struct Adopting {
     inner: Box<dyn ToolSurface>,
     /// Set once the session exists, before anything can be asked.
@@ -56,7 +55,10 @@ impl ToolSurface for Adopting {
     fn on_open(&self, link: SessionLink) {
         self.open(link);
     }
+    // Not asked with the session named: a client lists the tools before a
+    // list change means anything to it, and every call would pay for the
+    // naming (an `Arc` clone and two thread-local writes).
     fn lookup(&self, name: &str, token: Token) -> Option<Tool> {
-        self.ask(|| self.inner.lookup(name, token))
+        self.inner.lookup(name, token)
     }
 }
