@@ -207,7 +207,7 @@ impl Event {
                 ..
             } => log::Level::Debug,
             Event::CallFinished {
-                outcome: CallResult::Declined { .. },
+                outcome: CallResult::Declined { .. } | CallResult::Cancelled { .. },
                 ..
             }
             | Event::CallQueued { .. }
@@ -256,6 +256,9 @@ impl fmt::Display for Event {
                 }
                 CallResult::Failed { detail } => {
                     write!(f, "call to tool {tool:?} failed in {duration:?}: {detail}")
+                }
+                CallResult::Cancelled { reason } => {
+                    write!(f, "call to tool {tool:?} cancelled after {duration:?}: {reason}")
                 }
             },
             Event::CallQueued { tool, waiting } => write!(
