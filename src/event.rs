@@ -123,7 +123,7 @@ pub enum Event {
         /// One line per unchecked keyword.
         warnings: Vec<String>,
     },
-    /// The application's surface misbehaved: `list_tools` or `find_tool`
+    /// The application's surface misbehaved: `list_tools` or a tool's lookup
     /// panicked, or listed a tool that breaks the naming rules or repeats a
     /// name (left out of `tools/list`, and refused as unknown when called).
     SurfaceFault {
