@@ -103,7 +103,7 @@ pub(crate) fn host_allowed(host: &str, ip: IpAddr, port: u16) -> bool {
             None => (host, None),
         }
     };
-    if host_port.and_then(|p| p.parse::<u16>().ok()) != Some(port) {
+    if host_port.and_then(strict_port) != Some(port) {
         return false;
     }
     name.eq_ignore_ascii_case("localhost")
@@ -114,8 +114,21 @@ pub(crate) fn host_allowed(host: &str, ip: IpAddr, port: u16) -> bool {
             .is_ok_and(|named| named == ip && !ip.is_unspecified())
 }
 
-/// Whether an `Origin` header is a loopback page, or one the application
-/// allowed by name.
+/// A port as a URL spells it: 1 to 5 ASCII digits, no sign, no leading
+/// zero (`u16::from_str` alone would take `+8080` and `08080`).
+fn strict_port(text: &str) -> Option<u16> {
+    let canonical = !text.is_empty()
+        && text.len() <= 5
+        && text.bytes().all(|b| b.is_ascii_digit())
+        && (text == "0" || !text.starts_with('0'));
+    canonical.then(|| text.parse().ok()).flatten()
+}
+
+/// Whether an `Origin` header is a loopback page (on any port: another
+/// program's page on this machine is as trusted as the program), or one
+/// the application allowed by name. An origin is
+/// `scheme "://" host [":" port]` and nothing else; anything looser is
+/// refused.
 pub(crate) fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
     if allowed.iter().any(|a| a.eq_ignore_ascii_case(origin)) {
         return true;
@@ -126,18 +139,22 @@ pub(crate) fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
     else {
         return false;
     };
-    let name = if let Some(bracketed) = rest.strip_prefix('[') {
+    let (name, tail) = if let Some(bracketed) = rest.strip_prefix('[') {
         match bracketed.split_once(']') {
-            Some((name, tail)) if tail.is_empty() || tail.starts_with(':') => name,
-            _ => return false,
+            Some((name, tail)) => (name, tail),
+            None => return false,
         }
     } else {
-        match rest.split_once(':') {
-            Some((name, _)) => name,
-            None => rest,
+        match rest.find(':') {
+            Some(at) => (&rest[..at], &rest[at..]),
+            None => (rest, ""),
         }
     };
-    name.eq_ignore_ascii_case("localhost") || name == "127.0.0.1" || name == "::1"
+    let port_ok = tail.is_empty()
+        || tail
+            .strip_prefix(':')
+            .is_some_and(|port| strict_port(port).is_some_and(|port| port != 0));
+    port_ok && (name.eq_ignore_ascii_case("localhost") || name == "127.0.0.1" || name == "::1")
 }
 
 /// Decides everything the headers can decide, reading no body.
@@ -224,7 +241,20 @@ pub(crate) fn admit(transport: &Transport, head: &Head) -> Result<Admitted, Http
         }
     };
     let token = match credential {
-        Credential::Path(token) => token,
+        Credential::Path(token) => {
+            // Two credentials that disagree: which one counts is a guess,
+            // and a silent guess hides a misconfigured client.
+            if let Some(header) = head.headers.get("authorization") {
+                if bearer_token(header) != Some(token) {
+                    let error = RpcError::new(
+                        INVALID_REQUEST,
+                        "Bad Request: a capability URL carries its own credential; send no Authorization header with it, or the same bearer",
+                    );
+                    return Err(service.refuse(400, None, &error));
+                }
+            }
+            token
+        }
         Credential::Header => match head.headers.get("authorization") {
             None => return Err(service.unauthorized(AuthRefusal::Missing)),
             Some(value) => match bearer_token(value) {
@@ -563,6 +593,11 @@ mod tests {
             "127.0.0.1.evil.example:8080",
             "[::1:8080",
             "",
+            "127.0.0.1:+8080",
+            "127.0.0.1:08080",
+            "127.0.0.1:8080 ",
+            "localhost:0x1f90",
+            "[::1]:+8080",
         ] {
             assert!(!host_allowed(host, LOOPBACK, 8080), "{host}");
         }
@@ -594,6 +629,13 @@ mod tests {
             "http://localhost.evil.example",
             "file://",
             "http://[::1]evil",
+            "http://localhost:evil",
+            "http://127.0.0.1:+3000",
+            "http://127.0.0.1:03000",
+            "http://localhost:3000/path",
+            "http://localhost:",
+            "http://[::1]:x",
+            "http://127.0.0.1:0",
         ] {
             assert!(!origin_allowed(origin, &listed), "{origin}");
         }
