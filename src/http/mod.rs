@@ -7,12 +7,16 @@
 //! The checks are pure functions of [`Head`], so they are tested without a
 //! socket; [`serve`] is the thin shell that does the I/O.
 
+mod drain;
 mod pool;
+mod refused;
 mod reply;
 pub(crate) mod socket;
 mod written;
 
-pub(crate) use pool::Pool;
+pub(crate) use drain::Drainer;
+pub(crate) use pool::{Pool, StartError};
+pub(crate) use refused::Refused;
 
 use std::io::{self, Read};
 use std::net::IpAddr;
@@ -28,7 +32,10 @@ use crate::model::jsonrpc::{failure, RpcError, INVALID_REQUEST, SERVER_ERROR};
 use crate::runtime::table::{SessionEntry, SessionTable};
 use crate::runtime::{Lane, Outlet, OwnThread, Runtime};
 
-use reply::{open_stream, reply_leaving_body, respond_now, unread_body_bytes, Responder};
+use reply::{
+    discard, open_stream, refuse_and_close, reply_leaving_body, respond_now, unread_body_bytes,
+    Responder,
+};
 
 /// Everything a worker needs to answer requests; shared by all workers.
 pub(crate) struct Transport {
@@ -44,6 +51,11 @@ pub(crate) struct Transport {
     pub(crate) read_timeout: Duration,
     /// How long a detached response stream waits for its client.
     pub(crate) resume_window: Duration,
+    /// The connections requests were refused on, and the rate of
+    /// refused-bearer reports.
+    pub(crate) refused: Refused,
+    /// Where bodies nobody reads are drained.
+    pub(crate) drainer: Arc<Drainer>,
 }
 
 /// The request line and headers: all the checks look at.
@@ -158,7 +170,7 @@ pub(crate) fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
 }
 
 /// Decides everything the headers can decide, reading no body.
-pub(crate) fn admit(transport: &Transport, head: &Head) -> Result<Admitted, HttpResponse> {
+pub(crate) fn admit(transport: &Arc<Transport>, head: &Head) -> Result<Admitted, HttpResponse> {
     let service = &transport.runtime.server;
     // One pass: the total size, and any header that may appear only once
     // appearing again (names are in lower case).
@@ -240,6 +252,10 @@ pub(crate) fn admit(transport: &Transport, head: &Head) -> Result<Admitted, Http
             return Err(response);
         }
     };
+    let unauthorized = |reason| {
+        Refused::report(transport, reason);
+        Server::unauthorized_response()
+    };
     let token = match credential {
         Credential::Path(token) => {
             // Two credentials that disagree: which one counts is a guess,
@@ -256,17 +272,14 @@ pub(crate) fn admit(transport: &Transport, head: &Head) -> Result<Admitted, Http
             token
         }
         Credential::Header => match head.headers.get("authorization") {
-            None => return Err(service.unauthorized(AuthRefusal::Missing)),
+            None => return Err(unauthorized(AuthRefusal::Missing)),
             Some(value) => match bearer_token(value) {
                 Some(token) => token,
-                None => return Err(service.unauthorized(AuthRefusal::Malformed)),
+                None => return Err(unauthorized(AuthRefusal::Malformed)),
             },
         },
     };
-    let entry = transport
-        .table
-        .authenticate(token)
-        .map_err(|reason| service.unauthorized(reason))?;
+    let entry = transport.table.authenticate(token).map_err(unauthorized)?;
     let accepts_stream = if verb == Verb::Post {
         check_media_types(service, &head.headers)?
     } else {
@@ -412,14 +425,17 @@ fn take_body(
     };
     let declared = request.body_length();
     if declared.is_some_and(|len| len > max) {
-        return reply_leaving_body(request, &head.headers, refusal(server, BodyError::TooLarge));
+        let refusal = refusal(server, BodyError::TooLarge);
+        return refuse_and_close(transport, request, &head.headers, refusal);
     }
     if unread_body_bytes(&request, &head.headers) == 0
         && head.headers.get("transfer-encoding").is_none()
     {
         return match read_buffered(request.as_reader(), declared) {
             Ok(body) => post(transport, &admitted, &head, request, &body, lane),
-            Err(error) => reply_leaving_body(request, &head.headers, refusal(server, error)),
+            Err(error) => {
+                refuse_and_close(transport, request, &head.headers, refusal(server, error));
+            }
         };
     }
     let deadline = transport.read_timeout;
@@ -452,14 +468,29 @@ fn take_body(
         .spawn(move || {
             let body = read_all(request.as_reader(), max, declared);
             let server = &transport.runtime.server;
-            if expired.load(Ordering::SeqCst) {
-                // The deadline passed first: the client hears why, late.
-                return respond_now(request, HttpResponse::json(408, &failure(None, &timeout)));
+            // A read that waited out the sockets' read timeout is the same
+            // deadline, seen from the socket.
+            let timed_out = matches!(&body, Err(BodyError::Unreadable(err))
+                if matches!(err.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut));
+            if expired.load(Ordering::SeqCst) || timed_out {
+                // The deadline passed: the client hears why, late.
+                let response = HttpResponse::json(408, &failure(None, &timeout));
+                return refuse_and_close(&transport, request, &head.headers, response);
             }
             transport.runtime.unschedule(watch);
+            // The session may have been dropped while the body came: its
+            // bearer is dead from that instant, for this request too.
+            if admitted.entry.is_revoked() {
+                Refused::report(&transport, AuthRefusal::Unknown);
+                let response = Server::unauthorized_response();
+                return refuse_and_close(&transport, request, &head.headers, response);
+            }
             match body {
                 Ok(body) => post(&transport, &admitted, &head, request, &body, &OwnThread),
-                Err(error) => reply_leaving_body(request, &head.headers, refusal(server, error)),
+                Err(error) => {
+                    let refusal = refusal(server, error);
+                    refuse_and_close(&transport, request, &head.headers, refusal);
+                }
             }
         });
     if reader.is_err() {
@@ -515,31 +546,35 @@ pub(crate) fn serve(transport: &Arc<Transport>, request: tiny_http::Request, lan
                 .map(|h| (h.field.as_str().as_str(), h.value.as_str())),
         ),
     };
+    // A request on a connection that was refused one is not answered:
+    // that client was told the connection is closed.
+    if transport.refused.is_closing(request.remote_addr()) {
+        return discard(transport, request, &head.headers);
+    }
     let server = &transport.runtime.server;
     let admitted = match admit(transport, &head) {
         Ok(admitted) => admitted,
-        Err(refusal) => return reply_leaving_body(request, &head.headers, refusal),
+        Err(refusal) => return refuse_and_close(transport, request, &head.headers, refusal),
     };
     let entry = &admitted.entry;
     match admitted.verb {
         Verb::Post => take_body(transport, admitted, head, request, lane),
         Verb::Delete => {
             let response = mcp::delete(server, &**entry, &head.headers);
-            reply_leaving_body(request, &head.headers, response);
+            reply_leaving_body(transport, request, &head.headers, response);
         }
         Verb::Get => {
             let plan = mcp::get(server, &**entry, &head.headers);
             if unread_body_bytes(&request, &head.headers) != 0 && !matches!(plan, Plan::Respond(_))
             {
                 let error = RpcError::new(INVALID_REQUEST, "Bad Request: a GET has no body");
-                return reply_leaving_body(
-                    request,
-                    &head.headers,
-                    server.refuse(400, None, &error),
-                );
+                let refusal = server.refuse(400, None, &error);
+                return refuse_and_close(transport, request, &head.headers, refusal);
             }
             match plan {
-                Plan::Respond(response) => reply_leaving_body(request, &head.headers, response),
+                Plan::Respond(response) => {
+                    reply_leaving_body(transport, request, &head.headers, response);
+                }
                 Plan::Stream(open) => open_stream(&transport.runtime, request, entry, open),
                 Plan::Resume {
                     mcp_session,

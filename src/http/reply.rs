@@ -19,7 +19,7 @@ use crate::runtime::{Outlet, Runtime};
 use crate::sse;
 use crate::sync::lock;
 
-use super::written;
+use super::{written, Transport};
 
 /// Writes a long-lived stream's head and first events, then hands the
 /// connection to the hub, so that no worker stays with it.
@@ -57,8 +57,10 @@ pub(super) fn open_stream(
 
 /// Answers a request whose body was not read, without letting tiny_http's
 /// drain of that body pin this worker (or, for an absurd length, abort the
-/// process).
+/// process): the answer is written at once, and the body drained by the
+/// transport's bounded drainer.
 pub(super) fn reply_leaving_body(
+    transport: &Transport,
     request: tiny_http::Request,
     headers: &Headers,
     response: HttpResponse,
@@ -67,26 +69,50 @@ pub(super) fn reply_leaving_body(
     if unread == 0 {
         respond(request, response);
     } else if unread <= MAX_DRAINED_BYTES {
-        // tiny_http reads an unread body to its end when the request is
-        // dropped, blocking until the client has sent it all: do that on a
-        // thread of its own so that a refused client cannot pin a worker.
-        // There is at most one per connection, as tiny_http reads the next
-        // request of a connection only after this one's body.
-        let (tx, rx) = std::sync::mpsc::channel();
-        let _ = std::thread::Builder::new()
-            .name("toolhost-drain".into())
-            .spawn(move || {
-                if let Ok((request, response)) = rx.recv() {
-                    respond(request, response);
-                }
-            });
-        // If the thread could not start, its receiver is gone and the send
-        // hands the request back: answer inline then.
-        if let Err(std::sync::mpsc::SendError((request, response))) = tx.send((request, response)) {
-            respond(request, response);
-        }
+        // Written now, past tiny_http (whose own `respond` would drain
+        // first); the body goes with the stream to the drainer.
+        let stream = write_past_tiny_http(request, response, "body-unread");
+        transport.drainer.drop_later(stream);
     } else {
         abandon(request, response);
+    }
+}
+
+/// Answers a refused request with `Connection: close` and remembers its
+/// connection as closing: the client was told, and nothing more on that
+/// connection is answered (see `refused`). A body still on its way is left
+/// to the drainer.
+pub(super) fn refuse_and_close(
+    transport: &Transport,
+    request: tiny_http::Request,
+    headers: &Headers,
+    mut response: HttpResponse,
+) {
+    transport.refused.close(request.remote_addr());
+    response.headers.push(("Connection", "close".into()));
+    reply_leaving_body(transport, request, headers, response);
+}
+
+/// Drops a request on a closing connection without a byte written: its
+/// writer goes at once, so the connection's next writer never waits for
+/// it, and a body still on its way goes to the drainer.
+pub(super) fn discard(transport: &Transport, request: tiny_http::Request, headers: &Headers) {
+    if unread_body_bytes(&request, headers) == 0 {
+        drop(request.into_writer());
+    } else {
+        transport.drainer.drop_later(Unanswered(Some(request)));
+    }
+}
+
+/// A request to drop without an answer (tiny_http answers a request
+/// dropped whole with 500, which would wait for the connection's writer).
+struct Unanswered(Option<tiny_http::Request>);
+
+impl Drop for Unanswered {
+    fn drop(&mut self) {
+        if let Some(request) = self.0.take() {
+            drop(request.into_writer());
+        }
     }
 }
 

@@ -233,10 +233,7 @@ impl Runtime {
                 // An answer counts only for a question the signed round
                 // asked: without this, a retry could answer a question
                 // nobody asked, or one without any state at all.
-                let Opened {
-                    mut answers,
-                    asked,
-                } = opened;
+                let Opened { mut answers, asked } = opened;
                 for (key, response) in rounds.responses {
                     if !asked.contains(&key) {
                         return Err(refuse(if rounds.state.is_none() {

@@ -98,11 +98,7 @@ impl StateSigner {
 
     /// The answers a state carries, if it is genuine, for this call, fresh,
     /// and not seen before; else why not.
-    pub(crate) fn open(
-        &self,
-        state: &str,
-        fingerprint: &str,
-    ) -> Result<Opened, String> {
+    pub(crate) fn open(&self, state: &str, fingerprint: &str) -> Result<Opened, String> {
         let tampered = || "requestState was altered or was not issued by this server".to_owned();
         let (payload, tag) = state.split_once('.').ok_or_else(tampered)?;
         let payload = base64_decode(payload).ok_or_else(tampered)?;
@@ -219,7 +215,10 @@ mod tests {
         // by forgetting an old one.
         let fresh = signer.sign("call", &Map::new(), []);
         let refused = signer.open(&fresh, "call").unwrap_err();
-        assert!(refused.contains("too many") && refused.contains("retry in"), "{refused}");
+        assert!(
+            refused.contains("too many") && refused.contains("retry in"),
+            "{refused}"
+        );
         assert_eq!(lock(&signer.spent).len(), MAX_SPENT);
         // Once states expire, room is made again.
         {
