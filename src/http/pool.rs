@@ -42,6 +42,14 @@ use crate::sync::lock;
 /// How long a surplus thread waits for a request before it leaves.
 const IDLE: Duration = Duration::from_secs(2);
 
+/// The least time between two restarts of tiny_http's server (each costs
+/// a thread that serves the old one's connections for a while).
+const REVIVE_EVERY: Duration = Duration::from_millis(500);
+
+/// How long a retired server's thread waits after handing back a wake-up
+/// meant for a worker.
+const HAND_BACK: Duration = Duration::from_millis(20);
+
 /// How long the host keeps telling clients it has shut down, after the last
 /// request that arrived on a connection they kept open.
 const FAREWELL_IDLE: Duration = Duration::from_secs(2);
@@ -85,8 +93,11 @@ pub(crate) struct Pool {
     /// Servers whose accept thread ended, still serving the connections
     /// they had accepted.
     retired: Mutex<Vec<Arc<tiny_http::Server>>>,
-    /// A restart that could not be made yet (no descriptor, no thread).
+    /// A restart that could not be made yet (no descriptor, no thread, or
+    /// too soon after the last).
     revive_pending: AtomicBool,
+    /// When the last restart was made.
+    last_revive: Mutex<Option<Instant>>,
     transport: Arc<Transport>,
     workers: usize,
     /// Threads alive in the pool.
@@ -146,6 +157,7 @@ impl Pool {
             watch: Mutex::new(watch),
             retired: Mutex::default(),
             revive_pending: AtomicBool::new(false),
+            last_revive: Mutex::new(None),
             transport,
             workers,
             live: AtomicUsize::new(0),
@@ -240,6 +252,16 @@ impl Pool {
         if !Arc::ptr_eq(&current, dead) {
             return;
         }
+        // A server that cannot accept either (descriptors still short)
+        // ends at once: new ones are started no faster than this, and the
+        // next tick tries again.
+        let mut last = lock(&self.last_revive);
+        if last.is_some_and(|at| at.elapsed() < REVIVE_EVERY) {
+            self.revive_pending.store(true, Ordering::SeqCst);
+            return;
+        }
+        *last = Some(Instant::now());
+        drop(last);
         // tiny_http starts its accept thread with `thread::spawn`, which
         // panics when no thread can be started.
         let started = catch_unwind(AssertUnwindSafe(|| serve_on(&self.listener)));
@@ -274,14 +296,30 @@ impl Pool {
             .spawn(move || {
                 let mut since = Instant::now();
                 while !pool.stopping.load(Ordering::SeqCst) && since.elapsed() < quiet {
-                    if let Ok(Some(request)) = old.recv_timeout(quiet) {
-                        let _ = catch_unwind(AssertUnwindSafe(|| {
-                            serve(&pool.transport, request, &OwnThread);
-                        }));
-                        since = Instant::now();
+                    let waited = Instant::now();
+                    match old.recv_timeout(quiet) {
+                        Ok(Some(request)) => {
+                            let _ = catch_unwind(AssertUnwindSafe(|| {
+                                serve(&pool.transport, request, &OwnThread);
+                            }));
+                            since = Instant::now();
+                        }
+                        // A wake-up meant for a worker still on the old
+                        // queue (one busy when the server was replaced):
+                        // handed back, and a moment left for it.
+                        Ok(None) if waited.elapsed() < quiet => {
+                            old.unblock();
+                            thread::sleep(HAND_BACK);
+                        }
+                        _ => {}
                     }
                 }
                 lock(&pool.retired).retain(|server| !Arc::ptr_eq(server, &old));
+                // No one takes the old queue's wake-ups any more: enough
+                // for every worker that may still come to it.
+                for _ in 0..pool.live.load(Ordering::SeqCst) {
+                    old.unblock();
+                }
             });
         if let Ok(handle) = spawned {
             lock(&self.threads).push(handle);
@@ -345,7 +383,9 @@ impl Pool {
                 server.unblock();
             }
             for retired in lock(&self.retired).iter() {
-                retired.unblock();
+                for _ in 0..threads.len() {
+                    retired.unblock();
+                }
             }
             for thread in threads {
                 // A worker that panicked has nothing left to clean up.

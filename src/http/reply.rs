@@ -65,16 +65,28 @@ pub(super) fn reply_leaving_body(
     headers: &Headers,
     response: HttpResponse,
 ) {
+    reply_unread(transport, request, headers, response, "body-unread");
+}
+
+/// [`reply_leaving_body`], with `why` for the `X-Toolhost-Refused` header
+/// of an answer written past tiny_http (and the lines that ride on it).
+fn reply_unread(
+    transport: &Transport,
+    request: tiny_http::Request,
+    headers: &Headers,
+    response: HttpResponse,
+    why: &str,
+) {
     let unread = unread_body_bytes(&request, headers);
     if unread == 0 {
         respond(request, response);
     } else if unread <= MAX_DRAINED_BYTES {
         // Written now, past tiny_http (whose own `respond` would drain
         // first); the body goes with the stream to the drainer.
-        let stream = write_past_tiny_http(request, response, "body-unread");
+        let stream = write_past_tiny_http(request, response, why);
         transport.drainer.drop_later(stream);
     } else {
-        abandon(request, response);
+        abandon(request, response, why);
     }
 }
 
@@ -89,8 +101,18 @@ pub(super) fn refuse_and_close(
     mut response: HttpResponse,
 ) {
     transport.refused.close(request.remote_addr());
-    response.headers.push(("Connection", "close".into()));
-    reply_leaving_body(transport, request, headers, response);
+    if unread_body_bytes(&request, headers) == 0 {
+        response.headers.push(("Connection", "close".into()));
+    }
+    // Past tiny_http, which drops a `Connection` header of ours, the line
+    // rides on the refusal's own header.
+    reply_unread(
+        transport,
+        request,
+        headers,
+        response,
+        "body-unread\r\nConnection: close",
+    );
 }
 
 /// Drops a request on a closing connection without a byte written: its
@@ -320,8 +342,8 @@ pub(super) fn unread_body_bytes(request: &tiny_http::Request, headers: &Headers)
 /// `Content-Length` aborts the process; the price is one idle socket and one
 /// parked tiny_http thread per such request, no more than the client itself
 /// holds open.
-fn abandon(request: tiny_http::Request, response: HttpResponse) {
-    let stream = write_past_tiny_http(request, response, "body-unread");
+fn abandon(request: tiny_http::Request, response: HttpResponse, why: &str) {
+    let stream = write_past_tiny_http(request, response, why);
     std::mem::forget(stream);
 }
 
