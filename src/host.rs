@@ -208,6 +208,9 @@ impl ToolHost {
             return;
         }
         self.table.cancel_all("the host is shutting down");
+        self.transport
+            .refused
+            .flush(&self.transport.runtime.server);
         self.transport.runtime.stop();
         self.pool.stop();
         wait_until_closed(self.addr);

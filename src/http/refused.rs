@@ -28,6 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::event::{AuthRefusal, Event};
+use crate::mcp::Server;
 use crate::sync::lock;
 
 use super::Transport;
@@ -145,21 +146,19 @@ impl Refused {
             let weak = Arc::downgrade(transport);
             transport.runtime.schedule(at, move || {
                 if let Some(transport) = weak.upgrade() {
-                    let count = transport.refused.take_suppressed();
-                    if count > 0 {
-                        transport
-                            .runtime
-                            .server
-                            .emit(|| Event::AuthRefusalsSuppressed { count });
-                    }
+                    transport.refused.flush(&transport.runtime.server);
                 }
             });
         }
     }
 
-    /// The count of refusals not reported since it was last taken.
-    fn take_suppressed(&self) -> u64 {
-        std::mem::take(&mut lock(&self.reports).suppressed)
+    /// Reports the refusals counted but not reported yet, if any: when
+    /// their second ends, and at shutdown (which stops the timer).
+    pub(crate) fn flush(&self, server: &Server) {
+        let count = std::mem::take(&mut lock(&self.reports).suppressed);
+        if count > 0 {
+            server.emit(|| Event::AuthRefusalsSuppressed { count });
+        }
     }
 }
 
