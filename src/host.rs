@@ -208,9 +208,7 @@ impl ToolHost {
             return;
         }
         self.table.cancel_all("the host is shutting down");
-        self.transport
-            .refused
-            .flush(&self.transport.runtime.server);
+        self.transport.refused.flush(&self.transport.runtime.server);
         self.transport.runtime.stop();
         self.pool.stop();
         wait_until_closed(self.addr);

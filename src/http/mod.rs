@@ -6,6 +6,25 @@
 //! live session's holder gets its body read, and only up to the size limit.
 //! The checks are pure functions of [`Head`], so they are tested without a
 //! socket; [`serve`] is the thin shell that does the I/O.
+//!
+//! # What a client without the bearer can cost
+//!
+//! A refused request ends its connection (see `refused`); a body nobody
+//! reads goes to a bounded drainer (see `drain`); every connection reads
+//! with a timeout, so idle ones close (see `socket`); a dead accept thread
+//! is replaced (see `pool`). What tiny_http 0.12 does before the host sees
+//! a request cannot be bounded without replacing it, and stays as it is:
+//!
+//! - a header line, and the head as a whole, is read into memory whole
+//!   (the 431 for more than 100 headers or 32 KiB comes after): a client
+//!   that sends a 64 MiB header line costs that much until it is refused;
+//! - a connection's pipelined requests are read ahead into one queue,
+//!   unbounded; once one is refused the rest are dropped as fast as
+//!   tiny_http parses them, so the queue stays short, but requests the
+//!   host answers (a bearer holder's) are not limited per connection;
+//! - each connection has a thread of tiny_http's while it is open (the
+//!   read timeout bounds how long an idle one stays), and a refused body
+//!   larger than 64 MiB leaves its connection parked (see `reply`).
 
 mod drain;
 mod pool;
@@ -390,12 +409,12 @@ fn read_buffered(reader: &mut dyn Read, declared: Option<usize>) -> Result<Vec<u
 /// (1 KiB or less, the usual tool call) on its connection thread, so that
 /// one is read at once, here. A larger one is read on a thread of its own,
 /// which then carries the request on, and the worker goes back to serving
-/// at once: tiny_http gives no way to put a timeout on a socket (one set on
-/// the listener would also time out `accept`, which stops tiny_http for
-/// good), so a client that sends slowly must hold a thread, and that thread
-/// is never a worker. At the deadline the hook hears of the 408; the
-/// client is told once it sends the rest or hangs up — one thread per
-/// stalled body, no more than tiny_http's own thread per connection.
+/// at once: the sockets' own read timeout is at least 10 s (see `socket`),
+/// so a client that sends slowly must hold a thread until this deadline,
+/// and that thread is never a worker. At the deadline the hook hears of
+/// the 408; the client is told once it sends the rest, hangs up, or the
+/// socket's read times out — one thread per stalled body of a bearer
+/// holder, no more than tiny_http's own thread per connection.
 fn take_body(
     transport: &Arc<Transport>,
     admitted: Admitted,
