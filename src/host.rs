@@ -138,7 +138,7 @@ impl ToolHost {
             max_body_bytes: config.max_body_bytes,
             read_timeout: config.read_timeout,
             resume_window: config.resume_window,
-            refused: Refused::new(crate::http::socket::idle_deadline(config.read_timeout)),
+            refused: Refused::new(),
             drainer: Arc::default(),
         });
         let pool =

@@ -536,6 +536,7 @@ fn tick(pool: &Arc<Pool>, target: SocketAddr, quiet: u32) {
                 return;
             }
             pool.check_accept();
+            pool.transport.refused.purge();
             let quiet = if pool.busy.swap(false, Ordering::Relaxed) {
                 0
             } else if quiet >= 2 * QUIET_NUDGE_TICKS {

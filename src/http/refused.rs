@@ -7,19 +7,23 @@
 //! connection of 50,000 `GET`s whose client never read an answer held every
 //! worker, one in the write and the rest waiting behind it for the same
 //! connection's ordered writer. So a refusal is answered with
-//! `Connection: close`, and the connection is remembered here (by the
-//! client's address, unique while the connection lives): every later
-//! request on it is dropped without a byte written, which costs a worker
-//! microseconds and never waits for the connection's writer. tiny_http
-//! closes the connection when the client does, or when a read has waited
-//! for the read timeout.
+//! `Connection: close`, and the connection is remembered here by the
+//! client's address: every later request on it is dropped without a byte
+//! written, which costs a worker microseconds and never waits for the
+//! connection's writer.
 //!
-//! An address is forgotten once no request came on it for longer than the
-//! read timeout (tiny_http has closed the connection by then, unless the
-//! client trickles bytes, whose next request is then refused again): a
-//! later connection that reuses the port is served as any other. The set
-//! is bounded; past its bound a refused connection is not remembered, and
-//! its next request is refused (and written) again.
+//! An address names one connection only while that connection is open,
+//! and on loopback a closed connection's port can come back within
+//! seconds. So a connection is remembered only for [`REMEMBERED`] after its
+//! last request: a pipeline read ahead arrives within microseconds of the
+//! refusal, and keeps it remembered while it flows; a client that pauses
+//! longer and sends again is refused again (one small write per pause).
+//! The price of the short window: a new connection that reuses the port of
+//! a refused one within it would have its first request dropped. Holding
+//! the connection open to rule that out delayed every refused client's
+//! end of the connection by the window. At most [`MAX_REMEMBERED`]
+//! connections are remembered; past that a refusal is answered the same
+//! way but not remembered.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -34,22 +38,29 @@ use crate::sync::lock;
 use super::Transport;
 
 /// The most refused connections remembered at once.
-const MAX_REMEMBERED: usize = 65_536;
+const MAX_REMEMBERED: usize = 4096;
+
+/// How long a refused connection is remembered after its last request: a
+/// pipeline read ahead arrives within microseconds of the refusal.
+const REMEMBERED: Duration = Duration::from_millis(50);
 
 /// How many refused bearers are reported one by one each second; the rest
 /// of the second's are counted in one [`Event::AuthRefusalsSuppressed`].
 pub(crate) const REPORTED_PER_SECOND: u32 = 10;
 
-/// The connections a request was refused on, by client address, with when
-/// they stop being remembered.
+/// The connections a request was refused on, by client address.
 pub(crate) struct Refused {
-    closing: Mutex<HashMap<SocketAddr, Instant>>,
+    closing: Mutex<HashMap<SocketAddr, Closing>>,
     /// How many are remembered: read without the lock, so that a host with
     /// none pays one load per request.
     count: AtomicUsize,
-    /// How long a connection is remembered after its last request.
-    remember: Duration,
     reports: Mutex<Reports>,
+}
+
+/// A refused connection.
+struct Closing {
+    /// When it stops being remembered.
+    until: Instant,
 }
 
 /// The rate limit of [`Event::AuthRefused`].
@@ -63,14 +74,10 @@ struct Reports {
 }
 
 impl Refused {
-    /// Remembers connections for `idle` and a second after their last
-    /// request (tiny_http's reads give up after the sockets' read timeout,
-    /// `idle`).
-    pub(crate) fn new(idle: Duration) -> Refused {
+    pub(crate) fn new() -> Refused {
         Refused {
             closing: Mutex::default(),
             count: AtomicUsize::new(0),
-            remember: idle + Duration::from_secs(1),
             reports: Mutex::new(Reports {
                 until: Instant::now(),
                 reported: 0,
@@ -79,19 +86,32 @@ impl Refused {
         }
     }
 
-    /// Marks the connection from `peer` as closing: its later requests are
-    /// dropped unanswered.
-    pub(crate) fn close(&self, peer: Option<&SocketAddr>) {
-        let Some(peer) = peer else { return };
+    /// Claims the connection from `peer` for a refusal: `false` when it is
+    /// already closing (a request read ahead on it, to be dropped), `true`
+    /// when this refusal is to be written — remembered if there is room.
+    pub(crate) fn claim(&self, peer: Option<&SocketAddr>) -> bool {
+        let Some(peer) = peer else { return true };
         let now = Instant::now();
         let mut closing = lock(&self.closing);
+        if let Some(entry) = closing.get_mut(peer) {
+            if entry.until > now {
+                entry.until = now + REMEMBERED;
+                return false;
+            }
+        }
         if closing.len() >= MAX_REMEMBERED {
-            closing.retain(|_, until| *until > now);
+            closing.retain(|_, entry| entry.until > now);
         }
         if closing.len() < MAX_REMEMBERED {
-            closing.insert(*peer, now + self.remember);
+            closing.insert(
+                *peer,
+                Closing {
+                    until: now + REMEMBERED,
+                },
+            );
         }
         self.count.store(closing.len(), Ordering::Relaxed);
+        true
     }
 
     /// Whether a request from `peer` comes on a connection a request was
@@ -103,19 +123,24 @@ impl Refused {
         let Some(peer) = peer else { return false };
         let now = Instant::now();
         let mut closing = lock(&self.closing);
-        let closing_now = match closing.get_mut(peer) {
-            Some(until) if *until > now => {
-                *until = now + self.remember;
+        match closing.get_mut(peer) {
+            Some(entry) if entry.until > now => {
+                entry.until = now + REMEMBERED;
                 true
             }
-            Some(_) => {
-                closing.remove(peer);
-                false
-            }
-            None => false,
-        };
+            _ => false,
+        }
+    }
+
+    /// Forgets the connections whose time is up; called every tick.
+    pub(crate) fn purge(&self) {
+        if self.count.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let now = Instant::now();
+        let mut closing = lock(&self.closing);
+        closing.retain(|_, entry| entry.until > now);
         self.count.store(closing.len(), Ordering::Relaxed);
-        closing_now
     }
 
     /// Reports a refused bearer, at most [`REPORTED_PER_SECOND`] a second:
@@ -172,24 +197,28 @@ mod tests {
 
     #[test]
     fn a_refused_connection_is_remembered_and_others_are_not() {
-        let refused = Refused::new(Duration::from_secs(30));
+        let refused = Refused::new();
         assert!(!refused.is_closing(Some(&peer(1000))));
-        refused.close(Some(&peer(1000)));
+        assert!(refused.claim(Some(&peer(1000))));
         assert!(refused.is_closing(Some(&peer(1000))));
+        // A second refusal on it is not written: the connection is closing.
+        assert!(!refused.claim(Some(&peer(1000))));
         assert!(!refused.is_closing(Some(&peer(1001))));
         assert!(!refused.is_closing(None));
     }
 
     #[test]
-    fn a_refused_connection_is_forgotten_after_the_read_timeout() {
-        let refused = Refused::new(Duration::ZERO);
-        refused.close(Some(&peer(1000)));
+    fn a_refused_connection_is_forgotten_once_its_time_is_up() {
+        let refused = Refused::new();
+        assert!(refused.claim(Some(&peer(1000))));
         {
             let mut closing = lock(&refused.closing);
             let past = Instant::now() - Duration::from_millis(1);
-            closing.values_mut().for_each(|until| *until = past);
+            closing.values_mut().for_each(|entry| entry.until = past);
         }
         assert!(!refused.is_closing(Some(&peer(1000))));
+        refused.purge();
         assert_eq!(refused.count.load(Ordering::Relaxed), 0);
+        assert!(refused.claim(Some(&peer(1000))));
     }
 }

@@ -92,27 +92,27 @@ fn reply_unread(
 
 /// Answers a refused request with `Connection: close` and remembers its
 /// connection as closing: the client was told, and nothing more on that
-/// connection is answered (see `refused`). A body still on its way is left
-/// to the drainer.
+/// connection is answered (see `refused`). A request read ahead on a
+/// connection already refused is dropped instead. A body still on its way
+/// is left to the drainer; the connection is not remembered then, as
+/// tiny_http reads nothing more from it until the body is drained.
 pub(super) fn refuse_and_close(
     transport: &Transport,
     request: tiny_http::Request,
     headers: &Headers,
     mut response: HttpResponse,
 ) {
-    transport.refused.close(request.remote_addr());
-    if unread_body_bytes(&request, headers) == 0 {
-        response.headers.push(("Connection", "close".into()));
+    if unread_body_bytes(&request, headers) != 0 {
+        // Past tiny_http, which drops a `Connection` header of ours, the
+        // line rides on the refusal's own header.
+        let why = "body-unread\r\nConnection: close";
+        return reply_unread(transport, request, headers, response, why);
     }
-    // Past tiny_http, which drops a `Connection` header of ours, the line
-    // rides on the refusal's own header.
-    reply_unread(
-        transport,
-        request,
-        headers,
-        response,
-        "body-unread\r\nConnection: close",
-    );
+    if !transport.refused.claim(request.remote_addr()) {
+        return discard(transport, request, headers);
+    }
+    response.headers.push(("Connection", "close".into()));
+    respond(request, response);
 }
 
 /// Drops a request on a closing connection without a byte written: its
