@@ -226,6 +226,10 @@
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+// docs.rs renders with `--cfg docsrs` and every feature (Cargo.toml's
+// [package.metadata.docs.rs]); there, rustdoc's doc_cfg labels each item
+// with the feature it needs. Nightly-only, so stable builds never see it.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 // Without the `client` feature the docs still name what it adds (the
 // client, the stdio bridge, `McpServerLayer`), so that they read the same
 // in every build; those links have no target then, and are left dead
