@@ -102,6 +102,7 @@
 //! or the call passes its deadline ([`HostConfig::call_timeout`]).
 //!
 //! ```
+//! # #[cfg(feature = "client")] {
 //! use serde_json::{json, Value};
 //! use toolhost::client::CallOptions;
 //! use toolhost::{HostConfig, StaticSurface, Tool, ToolError, ToolHost};
@@ -127,6 +128,7 @@
 //! let result = client.call_tool_with("reindex", json!({}), options)?;
 //! assert_eq!(result.text(), "reindexed");
 //! assert_eq!(seen, [1.0, 2.0, 3.0, 4.0]);
+//! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!

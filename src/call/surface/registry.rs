@@ -39,6 +39,7 @@ use crate::sync::lock;
 /// MCP rules, are registered already, or are [reserved](ToolRegistry::reserve).
 ///
 /// ```
+/// # #[cfg(feature = "client")] {
 /// use serde_json::{json, Value};
 /// use toolhost::{HostConfig, Tool, ToolHost, ToolRegistry};
 ///
@@ -60,6 +61,7 @@ use crate::sync::lock;
 /// assert_eq!(client.call_tool("word_count", json!({"text": "hi"}))?.structured_content, Some(json!({"words": 1})));
 /// assert!(registry.unregister("word_count"));
 /// assert!(client.call_tool("word_count", json!({"text": "hi"}))?.is_error); // unknown now
+/// # }
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Default)]
