@@ -95,9 +95,15 @@ impl ToolHost {
         let listener = crate::http::socket::tune_listener(listener, config.write_timeout)
             .map_err(bind_error)?;
         let addr = listener.local_addr().map_err(bind_error)?;
-        // Kept to close the listener at shutdown; without it the host
-        // closes it by letting tiny_http go, as before.
-        let second_handle = listener.try_clone().ok();
+        // Kept to shut the listener down at shutdown, which only Linux can
+        // do to a listener. Elsewhere the host closes it by letting
+        // tiny_http go, and a second handle would keep the port listening
+        // (unbindable, and taking connections nobody accepts) after that.
+        let second_handle = if cfg!(target_os = "linux") {
+            listener.try_clone().ok()
+        } else {
+            None
+        };
         let server = tiny_http::Server::from_listener(listener, None)
             .map_err(|err| bind_error(io::Error::other(err.to_string())))?;
 

@@ -45,8 +45,16 @@ tests=(acp ask concurrency core hostile list_changes logging long_calls resume
     revocation setup stateless stdio_bridge stdio_client bridge_stdio tools typed)
 
 # Tests that cannot run under Wine, by binary, with the Wine limitation
-# that stops each (none of them a Windows one):
-declare -A skip=()
+# that stops each (none of them a Windows one). Tests that cannot run on
+# Windows at all (they start sh or kill(1), or read /proc) say so in their
+# source and show as ignored.
+declare -A skip=(
+    # Wine 8's taskkill refuses /T ("Unknown or invalid command line
+    # option"), so the stand-in agent's sleeping grandchild outlives the
+    # driver and holds the example's output open for its whole 120 s: the
+    # test passes, late, without having checked anything (src/child/group.rs).
+    [acp]="--skip nothing_the_agent_started_outlives_the_driver"
+)
 
 # cargo names each test program it built; its JSON says where.
 executables() {

@@ -52,7 +52,10 @@ const QUIET_NUDGE_TICKS: u32 = 32;
 
 /// The worker threads of one host.
 pub(crate) struct Pool {
-    server: Arc<tiny_http::Server>,
+    /// tiny_http's server, for starting workers (each holds its own
+    /// handle) until `stop` takes it: where the listener cannot be shut
+    /// down (all but Linux), dropping the last handle is what closes it.
+    server: Mutex<Option<Arc<tiny_http::Server>>>,
     transport: Arc<Transport>,
     workers: usize,
     /// Threads alive in the pool.
@@ -106,7 +109,7 @@ impl Pool {
         addr: SocketAddr,
     ) -> io::Result<Arc<Pool>> {
         let pool = Arc::new(Pool {
-            server: Arc::new(server),
+            server: Mutex::new(Some(Arc::new(server))),
             transport,
             workers,
             live: AtomicUsize::new(0),
@@ -123,11 +126,15 @@ impl Pool {
     }
 
     fn spawn(self: &Arc<Self>, role: Role) -> io::Result<()> {
+        // Once stopped, no worker starts: there is nothing left to serve.
+        let Some(server) = lock(&self.server).clone() else {
+            return Ok(());
+        };
         self.live.fetch_add(1, Ordering::SeqCst);
         let pool = Arc::clone(self);
         let spawned = thread::Builder::new()
             .name("toolhost-worker".into())
-            .spawn(move || pool.run(role));
+            .spawn(move || pool.run(role, &server));
         match spawned {
             Ok(handle) => {
                 let mut threads = lock(&self.threads);
@@ -142,12 +149,12 @@ impl Pool {
         }
     }
 
-    fn run(self: &Arc<Self>, role: Role) {
+    fn run(self: &Arc<Self>, role: Role, server: &tiny_http::Server) {
         let lane = Worker(self);
         while !self.stopping.load(Ordering::SeqCst) {
             let next = match role {
-                Role::Standing => self.server.recv().map(Some),
-                Role::Surplus => self.server.recv_timeout(IDLE),
+                Role::Standing => server.recv().map(Some),
+                Role::Surplus => server.recv_timeout(IDLE),
             };
             match next {
                 Ok(Some(request)) => {
@@ -213,15 +220,20 @@ impl Pool {
             if threads.is_empty() {
                 break;
             }
-            for _ in 0..threads.len() {
-                self.server.unblock();
+            if let Some(server) = lock(&self.server).as_ref() {
+                for _ in 0..threads.len() {
+                    server.unblock();
+                }
             }
             for thread in threads {
                 // A worker that panicked has nothing left to clean up.
                 let _ = thread.join();
             }
         }
-        let server = Arc::clone(&self.server);
+        // The workers are gone, with their handles: this is the last one.
+        let Some(server) = lock(&self.server).take() else {
+            return;
+        };
         if listener.is_some_and(|listener| close_listener(listener).is_ok()) {
             let _ = thread::Builder::new()
                 .name("toolhost-farewell".into())
@@ -237,13 +249,15 @@ impl Pool {
                     }
                 });
         }
+        // Otherwise `server` drops here, the last handle: tiny_http's drop
+        // wakes its accept thread, which ends and closes the listener.
     }
 }
 
 /// Stops the listening socket accepting: tiny_http's accept thread wakes
 /// with an error, ends, and closes its handle. Where the platform cannot
-/// do this to a listener, the host's last handle on tiny_http's server
-/// closes it instead, and no farewell is said.
+/// do this to a listener, [`Pool::stop`] drops the last handle on
+/// tiny_http's server instead, which closes it, and no farewell is said.
 #[cfg(target_os = "linux")]
 fn close_listener(listener: &TcpListener) -> io::Result<()> {
     use std::os::fd::OwnedFd;
