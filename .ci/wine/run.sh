@@ -109,6 +109,9 @@ done <<<"$programs"
 
 # Nothing of this prefix is left running.
 wineserver -k 2>/dev/null || true
+for name in "${!skip[@]}"; do
+    echo "skipped under Wine ($name): ${skip[$name]}"
+done
 echo "Windows (Wine): $passed passed, $failed failed, $ignored ignored, in $(( $(date +%s) - started ))s"
 if [ ${#failures[@]} -gt 0 ]; then
     echo "failed under Wine: ${failures[*]}"
