@@ -83,11 +83,13 @@ pub(crate) enum StartError {
 /// The worker threads of one host.
 pub(crate) struct Pool {
     /// The server the workers take requests from: replaced when its
-    /// accept thread ends.
-    server: Mutex<Arc<tiny_http::Server>>,
+    /// accept thread ends, taken by [`Pool::stop`].
+    server: Mutex<Option<Arc<tiny_http::Server>>>,
     /// The pool's own handle on the listening socket: cloned for a new
-    /// server, and shut down at [`Pool::stop`].
-    listener: TcpListener,
+    /// server; shut down and let go at [`Pool::stop`] (where a listener
+    /// cannot be shut down, all but Linux, letting every handle go is
+    /// what frees the port).
+    listener: Mutex<Option<TcpListener>>,
     /// How to tell that the current server's accept thread is gone.
     watch: Mutex<AcceptWatch>,
     /// Servers whose accept thread ended, still serving the connections
@@ -152,8 +154,8 @@ impl Pool {
     ) -> Result<Arc<Pool>, StartError> {
         let (server, watch) = serve_on(&listener).map_err(StartError::Listen)?;
         let pool = Arc::new(Pool {
-            server: Mutex::new(Arc::new(server)),
-            listener,
+            server: Mutex::new(Some(Arc::new(server))),
+            listener: Mutex::new(Some(listener)),
             watch: Mutex::new(watch),
             retired: Mutex::default(),
             revive_pending: AtomicBool::new(false),
@@ -174,6 +176,10 @@ impl Pool {
     }
 
     fn spawn(self: &Arc<Self>, role: Role) -> io::Result<()> {
+        // Once stopped, no worker starts: there is nothing left to serve.
+        if self.stopping.load(Ordering::SeqCst) {
+            return Ok(());
+        }
         self.live.fetch_add(1, Ordering::SeqCst);
         let pool = Arc::clone(self);
         let spawned = thread::Builder::new()
@@ -193,9 +199,9 @@ impl Pool {
         }
     }
 
-    /// The server workers take requests from now.
-    fn current(&self) -> Arc<tiny_http::Server> {
-        Arc::clone(&lock(&self.server))
+    /// The server workers take requests from now; `None` once stopped.
+    fn current(&self) -> Option<Arc<tiny_http::Server>> {
+        lock(&self.server).clone()
     }
 
     fn run(self: &Arc<Self>, role: Role) {
@@ -203,10 +209,13 @@ impl Pool {
         // Kept across requests (no lock per request); looked up again
         // whenever a wait ends without one, as after a restart.
         let mut server = self.current();
-        while !self.stopping.load(Ordering::SeqCst) {
+        while let Some(current) = server.as_ref() {
+            if self.stopping.load(Ordering::SeqCst) {
+                break;
+            }
             let next = match role {
-                Role::Standing => server.recv().map(Some),
-                Role::Surplus => server.recv_timeout(IDLE),
+                Role::Standing => current.recv().map(Some),
+                Role::Surplus => current.recv_timeout(IDLE),
             };
             match next {
                 Ok(Some(request)) => {
@@ -232,7 +241,7 @@ impl Pool {
                     // tiny_http passes on the error its accept thread
                     // ended with; a wake-up carries no OS error.
                     if err.raw_os_error().is_some() {
-                        self.revive(&server, &format!("accept failed: {err}"));
+                        self.revive(current, &format!("accept failed: {err}"));
                     }
                     server = self.current();
                 }
@@ -249,7 +258,7 @@ impl Pool {
             return;
         }
         let mut current = lock(&self.server);
-        if !Arc::ptr_eq(&current, dead) {
+        if !current.as_ref().is_some_and(|now| Arc::ptr_eq(now, dead)) {
             return;
         }
         // A server that cannot accept either (descriptors still short)
@@ -264,12 +273,19 @@ impl Pool {
         drop(last);
         // tiny_http starts its accept thread with `thread::spawn`, which
         // panics when no thread can be started.
-        let started = catch_unwind(AssertUnwindSafe(|| serve_on(&self.listener)));
+        let started = catch_unwind(AssertUnwindSafe(|| {
+            lock(&self.listener)
+                .as_ref()
+                .map(serve_on)
+                .unwrap_or_else(|| Err(io::ErrorKind::NotConnected.into()))
+        }));
         let Ok(Ok((fresh, watch))) = started else {
             self.revive_pending.store(true, Ordering::SeqCst);
             return;
         };
-        let old = std::mem::replace(&mut *current, Arc::new(fresh));
+        let Some(old) = current.replace(Arc::new(fresh)) else {
+            return;
+        };
         *lock(&self.watch) = watch;
         drop(current);
         self.revive_pending.store(false, Ordering::SeqCst);
@@ -329,7 +345,9 @@ impl Pool {
     /// Restarts the server when its accept thread is gone, or when an
     /// earlier restart could not be made; called every tick.
     fn check_accept(self: &Arc<Self>) {
-        let current = self.current();
+        let Some(current) = self.current() else {
+            return;
+        };
         if self.revive_pending.load(Ordering::SeqCst) {
             self.revive(
                 &current,
@@ -371,7 +389,6 @@ impl Pool {
     /// none has come for a while.
     pub(crate) fn stop(&self) {
         self.stopping.store(true, Ordering::SeqCst);
-        let server = self.current();
         // A handler's lend may start a thread meanwhile: it sees `stopping`
         // and ends at once, and is joined in the next round.
         loop {
@@ -379,8 +396,10 @@ impl Pool {
             if threads.is_empty() {
                 break;
             }
-            for _ in 0..threads.len() {
-                server.unblock();
+            if let Some(server) = self.current() {
+                for _ in 0..threads.len() {
+                    server.unblock();
+                }
             }
             for retired in lock(&self.retired).iter() {
                 for _ in 0..threads.len() {
@@ -392,7 +411,15 @@ impl Pool {
                 let _ = thread.join();
             }
         }
-        if close_listener(&self.listener).is_ok() {
+        // The workers and the retired servers' threads are gone, with
+        // their handles: these are the last ones.
+        lock(&self.retired).clear();
+        let server = lock(&self.server).take();
+        let listener = lock(&self.listener).take();
+        let (Some(server), Some(listener)) = (server, listener) else {
+            return;
+        };
+        if close_listener(&listener).is_ok() {
             let _ = thread::Builder::new()
                 .name("toolhost-farewell".into())
                 .spawn(move || {
@@ -407,6 +434,9 @@ impl Pool {
                     }
                 });
         }
+        // Otherwise `server` and `listener` drop here, the last handles:
+        // tiny_http's drop wakes its accept thread, which ends and closes
+        // its own, and the port is free.
     }
 }
 
@@ -462,8 +492,8 @@ impl AcceptWatch {
 
 /// Stops the listening socket accepting: tiny_http's accept thread wakes
 /// with an error, ends, and closes its handle. Where the platform cannot
-/// do this to a listener, the host's last handle on tiny_http's server
-/// closes it instead, and no farewell is said.
+/// do this to a listener, [`Pool::stop`] drops the last handle on
+/// tiny_http's server instead, which closes it, and no farewell is said.
 #[cfg(target_os = "linux")]
 fn close_listener(listener: &TcpListener) -> io::Result<()> {
     use std::os::fd::OwnedFd;
