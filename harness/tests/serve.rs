@@ -15,7 +15,7 @@ mod serve;
 use std::env;
 use std::fs;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::thread;
@@ -125,7 +125,7 @@ fn line<'a>(block: &'a [String], label: &str) -> &'a str {
 }
 
 #[cfg(unix)]
-fn mode(path: &Path) -> u32 {
+fn mode(path: &std::path::Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;
     fs::metadata(path).expect("stat").permissions().mode() & 0o777
 }
