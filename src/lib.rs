@@ -268,7 +268,7 @@ mod sync;
 #[cfg(feature = "client")]
 pub use bridge::{McpServerBuilder, McpServerLayer, DEFAULT_SERVER_REFRESH};
 pub use call::{
-    surface_fn, AskError, CallContext, Elicitation, FnSurface, InputRequest, LayeredBuilder,
+    surface_fn, AskError, CallContext, CallLine, Elicitation, FnSurface, InputRequest, LayeredBuilder,
     LayeredSurface, Reply, SessionLink, StaticSurface, SurfaceBuilder, ToolError, ToolRegistry,
     ToolSurface,
 };

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::context::CallContext;
 use super::fallible::ToolError;
+use super::line::CallLine;
 use super::link::SessionLink;
 use super::typed::{typed_tool, Reply};
 use crate::error::Error;
@@ -52,6 +53,15 @@ pub trait ToolSurface: Send + Sync {
     /// a name that [`ToolSurface::find_tool`] returned just before.
     fn call(&self, name: &str, args: &Value, ctx: &CallContext) -> ToolOutcome;
 
+    /// The line the calls of tool `name` wait in and are bounded by, when
+    /// they have one of their own ([`CallLine`]): then they never take one
+    /// of the host's call slots, nor wait in its queue. The default is
+    /// `None`: the host's slots. Asked once per call, before it runs.
+    fn call_line(&self, name: &str) -> Option<CallLine> {
+        let _ = name;
+        None
+    }
+
     /// Called once for each session the host opens on this surface, with
     /// that session's [`SessionLink`]. A surface whose tools change on
     /// their own keeps the link and calls [`SessionLink::tools_changed`]
@@ -73,6 +83,9 @@ impl<S: ToolSurface + ?Sized> ToolSurface for Arc<S> {
     fn call(&self, name: &str, args: &Value, ctx: &CallContext) -> ToolOutcome {
         (**self).call(name, args, ctx)
     }
+    fn call_line(&self, name: &str) -> Option<CallLine> {
+        (**self).call_line(name)
+    }
     fn on_open(&self, link: SessionLink) {
         (**self).on_open(link);
     }
@@ -87,6 +100,9 @@ impl<S: ToolSurface + ?Sized> ToolSurface for Box<S> {
     }
     fn call(&self, name: &str, args: &Value, ctx: &CallContext) -> ToolOutcome {
         (**self).call(name, args, ctx)
+    }
+    fn call_line(&self, name: &str) -> Option<CallLine> {
+        (**self).call_line(name)
     }
     fn on_open(&self, link: SessionLink) {
         (**self).on_open(link);

@@ -17,6 +17,11 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// The default for [`ClientBuilder::connect_timeout`].
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The default for [`ClientBuilder::max_message_bytes`]: 64 MiB, room for
+/// anything a server may reasonably send a test rig or a tool, and a bound
+/// on what one answer can cost.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 << 20;
+
 /// Which generation of MCP the client speaks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Era {
@@ -61,6 +66,7 @@ pub struct ClientBuilder {
     connect_timeout: Duration,
     era: Era,
     identity: Identity,
+    max_message: usize,
 }
 
 /// Headers the client writes itself; setting them by hand would break the
@@ -86,6 +92,7 @@ impl ClientBuilder {
             timeout: DEFAULT_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             era: Era::Auto,
+            max_message: DEFAULT_MAX_MESSAGE_BYTES,
             identity: Identity {
                 name: "toolhost-client".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
@@ -127,6 +134,18 @@ impl ClientBuilder {
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> ClientBuilder {
         self.timeout = timeout;
+        self
+    }
+
+    /// The largest message the client reads from the server (default
+    /// [`DEFAULT_MAX_MESSAGE_BYTES`]): a JSON response body, or one event of
+    /// an event stream (a notification, a question, the response). Reading
+    /// stops at the limit — nothing past it is buffered — and the request
+    /// fails with [`ClientError::TooLarge`]; the connection is dropped and
+    /// the next request opens a fresh one.
+    #[must_use]
+    pub fn max_message_bytes(mut self, bytes: usize) -> ClientBuilder {
+        self.max_message = bytes;
         self
     }
 
@@ -250,6 +269,7 @@ impl ClientBuilder {
             timeout: self.timeout,
             connect_timeout: self.connect_timeout,
             identity: self.identity,
+            max_message: self.max_message.max(1),
         })
     }
 }

@@ -103,7 +103,9 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 
 pub use answer::{Refusal, ServerRequest};
-pub use builder::{ClientBuilder, Era, DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT};
+pub use builder::{
+    ClientBuilder, Era, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TIMEOUT,
+};
 pub use call::{CallOptions, CancelHandle, LogMessage, Progress};
 pub use error::ClientError;
 pub use stdio::{StdioClient, StdioServer};
@@ -149,6 +151,8 @@ pub(crate) struct Settings {
     timeout: Duration,
     connect_timeout: Duration,
     identity: Identity,
+    /// The largest message read from the server.
+    max_message: usize,
 }
 
 /// A connected MCP client. One request at a time; create one per thread for

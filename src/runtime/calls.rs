@@ -23,6 +23,7 @@ use super::timer::{JobId, Timer};
 use super::{Job, Outlet, Runtime};
 use crate::call::ask::{self, Asking};
 use crate::call::context::{CallContext, Talk};
+use crate::call::line::CallLine;
 use crate::call::panic_message;
 use crate::call::port::{Answer, CallLink, Cancellation, Gone};
 use crate::event::{emit, heard, Event};
@@ -118,6 +119,8 @@ pub(super) struct Admitted {
     admitted_at: Instant,
     /// Whether it waited in line for its slot.
     pub(super) waited: bool,
+    /// The line of its own it runs in, instead of the host's slots.
+    pub(super) line: Option<CallLine>,
     _watch: Option<Watch>,
 }
 
@@ -179,6 +182,31 @@ pub(super) fn not_run(runtime: &Runtime, job: &Job, plan: &CallPlan) -> StepResu
         )
         .into(),
     )
+}
+
+/// A call's deadline: the host's [`call_timeout`](crate::HostConfig::call_timeout)
+/// or its line's, whichever is shorter, and the line when it is the line's
+/// (whose tool error then names the line and its setting).
+struct Deadline {
+    limit: Duration,
+    line: Option<CallLine>,
+}
+
+impl Deadline {
+    fn of(host: Option<Duration>, line: Option<&CallLine>) -> Option<Deadline> {
+        let own = line.and_then(|line| Some((line.call_timeout()?, line)));
+        match (host, own) {
+            (Some(host), Some((own, _))) if host <= own => Some(Deadline {
+                limit: host,
+                line: None,
+            }),
+            (_, Some((own, line))) => Some(Deadline {
+                limit: own,
+                line: Some(line.clone()),
+            }),
+            (host, None) => host.map(|limit| Deadline { limit, line: None }),
+        }
+    }
 }
 
 /// The timer jobs that run beside a call (its deadline, its long-call
@@ -243,6 +271,8 @@ impl Runtime {
         if ticket.schedule {
             self.keep_alive_round(Arc::downgrade(entry), beat_at);
         }
+        let line = entry.surface.call_line(tool.name());
+        let deadline = Deadline::of(self.call_timeout, line.as_ref());
         let caller = &job.work.caller;
         let questions = Questions::default();
         let link = Link {
@@ -258,12 +288,13 @@ impl Runtime {
             client: caller.client.clone(),
             cancel: Arc::clone(&ticket.cancel),
             talk: Some(Talk::new(Arc::new(link), progress_token, caller.log_level)),
-            deadline: self.call_timeout.map(|limit| admitted_at + limit),
+            deadline: deadline.as_ref().map(|deadline| admitted_at + deadline.limit),
             capabilities: caller.capabilities.clone(),
             asking: Some(asking),
         };
         let watch = self.watch(
             &tool,
+            deadline,
             &ctx,
             (&job.outlet, entry, &questions),
             &ticket.cancel,
@@ -276,6 +307,7 @@ impl Runtime {
             ctx,
             admitted_at,
             waited: false,
+            line,
             _watch: watch,
         }))
     }
@@ -289,6 +321,7 @@ impl Runtime {
             ctx,
             admitted_at,
             waited,
+            line: _,
             _watch,
         } = *call;
         let entry = &job.entry;
@@ -348,19 +381,28 @@ impl Runtime {
     fn watch(
         &self,
         tool: &Tool,
+        deadline: Option<Deadline>,
         ctx: &CallContext,
         (outlet, entry, questions): (&Arc<dyn Outlet>, &Arc<SessionEntry>, &Questions),
         cancel: &Arc<Cancellation>,
         admitted_at: Instant,
     ) -> Option<Watch> {
         let mut jobs = Vec::new();
-        if let Some(limit) = self.call_timeout {
-            let message = mcp::timeout_reply(
-                &self.server,
-                ctx.revision,
-                &ctx.request_id,
-                limit.as_millis(),
-            );
+        if let Some(Deadline { limit, line }) = deadline {
+            let message = match line {
+                Some(line) => mcp::tool_error_reply(
+                    &self.server,
+                    ctx.revision,
+                    &ctx.request_id,
+                    &line.timeout_message(limit),
+                ),
+                None => mcp::timeout_reply(
+                    &self.server,
+                    ctx.revision,
+                    &ctx.request_id,
+                    limit.as_millis(),
+                ),
+            };
             let outlet = Arc::downgrade(outlet);
             let entry = Arc::clone(entry);
             let questions = Arc::clone(questions);
