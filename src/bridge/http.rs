@@ -22,12 +22,27 @@ pub(super) struct Pool {
 }
 
 impl Pool {
-    /// A pool that starts with `client`, connected with `builder`.
-    pub(super) fn new(builder: ClientBuilder, client: Client) -> Pool {
+    /// An empty pool of clients connected with `builder`.
+    pub(super) fn new(builder: ClientBuilder) -> Pool {
         Pool {
             builder,
-            idle: Mutex::new(vec![client]),
+            idle: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Connects a first client, unless one is idle already.
+    pub(super) fn fill(&self) -> Result<(), ClientError> {
+        if lock(&self.idle).is_empty() {
+            let client = self.builder.clone().connect()?;
+            lock(&self.idle).push(client);
+        }
+        Ok(())
+    }
+
+    /// Drops the idle clients: the server is gone, and a new one will have
+    /// other sessions.
+    pub(super) fn clear(&self) {
+        lock(&self.idle).clear();
     }
 
     /// Whether the server issued an MCP session, which has a standalone

@@ -19,11 +19,13 @@
 //! [`SessionLink`]s of `on_open`), exactly as a
 //! [`ToolRegistry`](crate::ToolRegistry) does.
 
+mod builder;
 mod forward;
 mod http;
 mod signal;
 mod snapshot;
 mod stdio;
+mod supervise;
 
 use std::fmt;
 use std::sync::{Arc, Mutex, RwLock, Weak};
@@ -33,20 +35,27 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::call::context::CallContext;
+use crate::call::line::CallLine;
 use crate::call::link::{Links, SessionLink};
 use crate::call::surface::ToolSurface;
 use crate::client::{
     CallOptions, CancelHandle, Client, ClientBuilder, ClientError, StdioServer, ToolInfo,
     ToolResult,
 };
-use crate::event::{Event, LOG_TARGET};
-use crate::model::{LogLevel, Tool, ToolOutcome};
+use crate::event::{Event, ServerStatus, LOG_TARGET};
+use crate::model::{Tool, ToolOutcome};
 use crate::sync::lock;
 
+use builder::Settings;
+pub use builder::{
+    DEFAULT_MAX_RELAY_BYTES, DEFAULT_RECONNECT_FIRST, DEFAULT_RECONNECT_MAX, DEFAULT_SERVER_CALLS,
+    DEFAULT_SERVER_CALL_TIMEOUT, DEFAULT_SERVER_QUEUE,
+};
 use http::Pool;
-use signal::{keep_fresh, Signal};
+use signal::Signal;
 use snapshot::{read, Snapshot, MAX_NAME};
 use stdio::Respawning;
+use supervise::Backoff;
 
 /// How often a layer asks its server for the tool list, unless
 /// [`McpServerBuilder::refresh_every`] says otherwise.
@@ -124,17 +133,21 @@ pub struct McpServerLayer {
 }
 
 /// How to reach a server and expose its tools; made by
-/// [`McpServerLayer::builder`] or [`McpServerLayer::stdio`].
-#[derive(Debug)]
+/// [`McpServerLayer::builder`] or [`McpServerLayer::stdio`]. Its `Debug`
+/// shows no URL, header or environment: they may hold credentials.
 pub struct McpServerBuilder {
     name: String,
     remote: Remote,
     qualified: bool,
     refresh: Option<Duration>,
+    max_calls: usize,
+    max_queued: usize,
+    call_timeout: Duration,
+    max_message: usize,
+    backoff: Backoff,
 }
 
 /// Where the server is.
-#[derive(Debug)]
 enum Remote {
     Http(ClientBuilder),
     Stdio(StdioServer),
@@ -144,6 +157,16 @@ struct Inner {
     name: String,
     transport: Transport,
     qualified: bool,
+    /// The line every call to the server waits in, apart from the host's
+    /// slots.
+    line: CallLine,
+    backoff: Backoff,
+    /// The largest message relayed, for the errors that name it.
+    max_message: usize,
+    /// Where the layer stands, and the last error it met.
+    status: Mutex<(ServerStatus, Option<String>)>,
+    /// Whether the watch of the standalone stream has been started.
+    watch_started: std::sync::atomic::AtomicBool,
     snapshot: RwLock<Snapshot>,
     links: Links,
     /// Wakes the refresh thread: to refresh now, or to stop.
@@ -241,6 +264,26 @@ impl McpServerLayer {
         self.inner.refresh()
     }
 
+    /// Where the layer stands: connecting, ready with its tool count,
+    /// failed (with the reason and the pause before the next attempt), or
+    /// reconnecting. Each change is also an [`Event::ServerStatus`].
+    pub fn status(&self) -> ServerStatus {
+        lock(&self.inner.status).0.clone()
+    }
+
+    /// The last error that kept the layer from its server (a failed
+    /// connect or refresh, the server gone), also once it is ready again;
+    /// `None` when it never failed.
+    pub fn last_error(&self) -> Option<String> {
+        lock(&self.inner.status).1.clone()
+    }
+
+    /// The line the layer's calls wait in: their bound, apart from the
+    /// host's slots, and their deadline.
+    pub fn call_line(&self) -> &CallLine {
+        &self.inner.line
+    }
+
     /// How many of the server's tools the layer exposes now.
     pub fn count(&self) -> usize {
         read(&self.inner.snapshot).tools.len()
@@ -256,122 +299,6 @@ impl McpServerLayer {
     }
 }
 
-impl McpServerBuilder {
-    fn new(name: String, remote: Remote) -> McpServerBuilder {
-        McpServerBuilder {
-            name,
-            remote,
-            qualified: true,
-            refresh: Some(DEFAULT_SERVER_REFRESH),
-        }
-    }
-
-    /// Exposes the server's tools under their own names instead of
-    /// `<server>_<tool>`; a collision with another layer is then settled by
-    /// the [`LayeredSurface`](crate::LayeredSurface)'s order.
-    #[must_use]
-    pub fn unqualified(mut self) -> McpServerBuilder {
-        self.qualified = false;
-        self
-    }
-
-    /// How often to ask the server for its tools ([`DEFAULT_SERVER_REFRESH`]
-    /// unless set); `None` asks only on [`McpServerLayer::refresh`] and
-    /// when the server reports a change.
-    #[must_use]
-    pub fn refresh_every(mut self, interval: Option<Duration>) -> McpServerBuilder {
-        self.refresh = interval;
-        self
-    }
-
-    /// Connects to the server (starts it, for stdio) and lists its tools.
-    ///
-    /// # Errors
-    /// [`ClientError::InvalidConfig`] for a server name that breaks the
-    /// rule a host's own name follows (1 to 32 of `A-Za-z0-9-_`, starting
-    /// with a letter, no `__`, no trailing `_`: the prefix lands inside the
-    /// `mcp__<host>__<server>_<tool>` names agents make, and a `__` in it
-    /// would split them wrong); otherwise whatever kept the server from
-    /// connecting or listing ([`ClientError::Spawn`] for a stdio command
-    /// that cannot start).
-    pub fn connect(self) -> Result<McpServerLayer, ClientError> {
-        crate::acp::validate_server_name(&self.name).map_err(|err| ClientError::InvalidConfig {
-            problem: err.to_string(),
-        })?;
-        // Declared so the server may ask; each question is put to the agent
-        // only if the agent declared the same (see `ask_agent`).
-        let asks = json!({"elicitation": {}, "sampling": {}, "roots": {}});
-        let signal = Arc::new(Signal::default());
-        // Every message is asked for; the agent's own threshold filters
-        // them in `CallContext::log`.
-        let inner = match self.remote {
-            Remote::Http(builder) => {
-                let builder = builder.capabilities(asks).log_level(LogLevel::Debug);
-                let pool = Pool::new(builder.clone(), builder.connect()?);
-                Arc::new(Inner::new(
-                    self.name,
-                    self.qualified,
-                    Transport::Http(pool),
-                    signal,
-                ))
-            }
-            Remote::Stdio(server) => Arc::new_cyclic(|layer: &Weak<Inner>| {
-                let (lines, changes) = (layer.clone(), Arc::clone(&signal));
-                let server = server
-                    .capabilities(asks)
-                    .log_level(LogLevel::Debug)
-                    .on_stderr(move |line| {
-                        if let Some(layer) = lines.upgrade() {
-                            layer.report_event(Event::ServerStderr {
-                                server: layer.name.clone(),
-                                line: line.to_owned(),
-                            });
-                        }
-                    })
-                    .on_log({
-                        let layer = layer.clone();
-                        move |message| {
-                            if let Some(layer) = layer.upgrade() {
-                                layer.report_event(Event::ServerLog {
-                                    server: layer.name.clone(),
-                                    level: message.level,
-                                    logger: message.logger.clone(),
-                                    data: message.data.clone(),
-                                });
-                            }
-                        }
-                    })
-                    .on_tools_changed(move || changes.want_refresh());
-                let transport = Transport::Stdio(Respawning::new(server));
-                Inner::new(self.name, self.qualified, transport, signal)
-            }),
-        };
-        inner.refresh()?;
-        if let Transport::Http(pool) = &inner.transport {
-            if pool.has_session() {
-                let weak = Arc::downgrade(&inner);
-                let (signal, cancel) = (Arc::clone(&inner.signal), inner.watching.clone());
-                thread::Builder::new()
-                    .name(format!("toolhost-watch-{}", inner.name))
-                    .spawn(move || http::watch(&weak, &signal, &cancel))
-                    .map_err(ClientError::Io)?;
-            }
-        }
-        // A stdio server's changes come through the signal, so its thread
-        // runs even with no interval.
-        if self.refresh.is_some() || matches!(inner.transport, Transport::Stdio(_)) {
-            let weak = Arc::downgrade(&inner);
-            let signal = Arc::clone(&inner.signal);
-            let interval = self.refresh;
-            thread::Builder::new()
-                .name(format!("toolhost-refresh-{}", inner.name))
-                .spawn(move || keep_fresh(&weak, &signal, interval))
-                .map_err(ClientError::Io)?;
-        }
-        Ok(McpServerLayer { inner })
-    }
-}
-
 impl Drop for Inner {
     fn drop(&mut self) {
         self.watching.cancel();
@@ -380,11 +307,16 @@ impl Drop for Inner {
 }
 
 impl Inner {
-    fn new(name: String, qualified: bool, transport: Transport, signal: Arc<Signal>) -> Inner {
+    fn new(settings: Settings, transport: Transport, signal: Arc<Signal>) -> Inner {
         Inner {
-            name,
+            name: settings.name,
             transport,
-            qualified,
+            qualified: settings.qualified,
+            line: settings.line,
+            backoff: settings.backoff,
+            max_message: settings.max_message,
+            status: Mutex::new((ServerStatus::Connecting, None)),
+            watch_started: std::sync::atomic::AtomicBool::new(false),
             snapshot: RwLock::new(Snapshot::default()),
             links: Links::default(),
             signal,
@@ -400,6 +332,81 @@ impl Inner {
             Transport::Http(pool) => Some(pool),
             Transport::Stdio(_) => None,
         }
+    }
+
+    /// Connects (an HTTP server: a first client in the pool, and the watch
+    /// of its standalone stream; a stdio server: its child, through the
+    /// first `tools/list`) and lists the tools, which then join.
+    fn establish(&self, me: &Weak<Inner>) -> Result<(), ClientError> {
+        if let Transport::Http(pool) = &self.transport {
+            pool.fill()?;
+        }
+        self.refresh()?;
+        if let Transport::Http(pool) = &self.transport {
+            let first = !self
+                .watch_started
+                .swap(true, std::sync::atomic::Ordering::SeqCst);
+            if first && pool.has_session() {
+                let weak = me.clone();
+                let (signal, cancel) = (Arc::clone(&self.signal), self.watching.clone());
+                thread::Builder::new()
+                    .name(format!("toolhost-watch-{}", self.name))
+                    .spawn(move || http::watch(&weak, &signal, &cancel))
+                    .map_err(ClientError::Io)?;
+            }
+        }
+        self.set_status(ServerStatus::Ready {
+            tools: read(&self.snapshot).tools.len(),
+        });
+        Ok(())
+    }
+
+    /// The server is gone (`reason`): its tools leave the list, and every
+    /// session serving the layer is told.
+    fn leave(&self, reason: String) {
+        let had = {
+            let mut snapshot = self
+                .snapshot
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            std::mem::take(&mut *snapshot).tools.len()
+        };
+        if let Transport::Http(pool) = &self.transport {
+            pool.clear();
+        }
+        self.set_status(ServerStatus::Failed {
+            reason,
+            retry_in: Duration::ZERO,
+        });
+        if had > 0 {
+            self.links.tools_changed();
+        }
+    }
+
+    /// Why a stdio server's child is gone, when it is.
+    fn child_gone(&self) -> Option<String> {
+        match &self.transport {
+            Transport::Stdio(child) => child.gone(),
+            Transport::Http(_) => None,
+        }
+    }
+
+    /// Records and reports a new state (a repeated one is not reported).
+    fn set_status(&self, status: ServerStatus) {
+        {
+            let mut current = lock(&self.status);
+            if current.0 == status {
+                return;
+            }
+            if let ServerStatus::Failed { reason, .. } = &status {
+                current.1 = Some(reason.clone());
+            }
+            current.0 = status.clone();
+        }
+        self.report_event(Event::ServerStatus {
+            server: self.name.clone(),
+            status,
+        });
     }
 
     /// Refreshes, reporting a failure to the hook (`when` says on what
@@ -467,6 +474,12 @@ impl Inner {
         *lock(&self.skipped) = (skipped, false);
         self.report_skipped();
         self.links.tools_changed();
+        let ready = matches!(lock(&self.status).0, ServerStatus::Ready { .. });
+        if ready {
+            self.set_status(ServerStatus::Ready {
+                tools: read(&self.snapshot).tools.len(),
+            });
+        }
         Ok(true)
     }
 
@@ -538,6 +551,11 @@ impl ToolSurface for McpServerLayer {
         }
     }
 
+    fn call_line(&self, name: &str) -> Option<CallLine> {
+        let _ = name;
+        Some(self.inner.line.clone())
+    }
+
     fn on_open(&self, link: SessionLink) {
         // Added first, so that nothing reported meanwhile is logged.
         self.inner.links.add(link.clone());
@@ -555,6 +573,7 @@ impl fmt::Debug for McpServerLayer {
             .field("name", &self.inner.name)
             .field("qualified", &self.inner.qualified)
             .field("tools", &self.count())
+            .field("status", &self.status())
             .field("sessions", &self.inner.links.len())
             .finish()
     }

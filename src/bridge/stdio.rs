@@ -82,6 +82,14 @@ impl Respawning {
             .map(|child| child.client.id())
     }
 
+    /// Why the child is gone, when one was started and its output ended.
+    pub(super) fn gone(&self) -> Option<String> {
+        lock(&self.state)
+            .child
+            .as_ref()
+            .and_then(|child| child.client.closed())
+    }
+
     fn child(&self) -> Result<(Arc<StdioClient>, Arc<AtomicBool>, bool), ClientError> {
         let mut state = lock(&self.state);
         if let Some(child) = &state.child {

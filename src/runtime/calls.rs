@@ -288,7 +288,9 @@ impl Runtime {
             client: caller.client.clone(),
             cancel: Arc::clone(&ticket.cancel),
             talk: Some(Talk::new(Arc::new(link), progress_token, caller.log_level)),
-            deadline: deadline.as_ref().map(|deadline| admitted_at + deadline.limit),
+            deadline: deadline
+                .as_ref()
+                .map(|deadline| admitted_at + deadline.limit),
             capabilities: caller.capabilities.clone(),
             asking: Some(asking),
         };

@@ -143,7 +143,11 @@ impl Executor {
         let Lines { host, own } = &mut *lines;
         let mut cancelled = Vec::new();
         for line in std::iter::once(host).chain(own.values_mut()) {
-            if line.waiting.iter().any(|waiting| waiting.call.is_cancelled()) {
+            if line
+                .waiting
+                .iter()
+                .any(|waiting| waiting.call.is_cancelled())
+            {
                 let mut kept = VecDeque::with_capacity(line.waiting.len());
                 for waiting in line.waiting.drain(..) {
                     if waiting.call.is_cancelled() {

@@ -241,13 +241,13 @@ fn read_stream<I: Inbox>(
         if n == 0 {
             return Ok(Reply::Cut);
         }
-        events.push(&buf[..n], &mut arrived).map_err(|too| {
-            ClientError::TooLarge {
+        events
+            .push(&buf[..n], &mut arrived)
+            .map_err(|too| ClientError::TooLarge {
                 what: "an SSE event",
                 size: None,
                 limit: too.limit,
-            }
-        })?;
+            })?;
         for event in arrived.drain(..) {
             // Priming events (an id and empty data) carry no message.
             if event.event != "message" || event.data.trim().is_empty() {
