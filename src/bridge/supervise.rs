@@ -105,22 +105,36 @@ pub(super) fn supervise(
         };
         if !refresh {
             if let Some(reason) = inner.child_gone() {
-                inner.leave(reason);
-                ready = false;
+                ready = rejoin(&inner, layer, reason);
             }
             continue;
         }
         due = interval.map(|every| Instant::now() + every);
         match inner.refresh() {
             Ok(_) => {}
-            Err(err) if lost(&err) => {
-                inner.leave(err.to_string());
-                ready = false;
-            }
+            Err(err) if lost(&err) => ready = rejoin(&inner, layer, err.to_string()),
             Err(err) => inner.report(format!(
                 "MCP server {:?}: could not refresh its tools: {err}",
                 inner.name
             )),
+        }
+    }
+}
+
+/// The server was found gone (`reason`): one attempt to connect again at
+/// once — a stdio server that crashed after serving is back before an
+/// agent notices, its tools never off the list — and only when that fails
+/// do its tools leave. `true` when it is back.
+fn rejoin(inner: &Inner, layer: &Weak<Inner>, reason: String) -> bool {
+    inner.report(format!(
+        "MCP server {:?} is gone ({reason}); connecting again",
+        inner.name
+    ));
+    match inner.establish(layer) {
+        Ok(()) => true,
+        Err(err) => {
+            inner.leave(format!("{reason}; connecting again failed: {err}"));
+            false
         }
     }
 }
