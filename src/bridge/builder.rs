@@ -310,7 +310,12 @@ fn spawn_supervisor(
     ready: bool,
 ) -> Result<(), ClientError> {
     if !ready {
-        inner.set_status(ServerStatus::Connecting);
+        // The state it was made in, reported: every layer's story starts
+        // with it.
+        inner.report_event(Event::ServerStatus {
+            server: inner.name.clone(),
+            status: ServerStatus::Connecting,
+        });
     }
     let weak = Arc::downgrade(inner);
     let signal = Arc::clone(&inner.signal);

@@ -498,7 +498,12 @@ impl Inner {
             message: format!(
                 "MCP server {:?}: tools left out because their names cannot be exposed as A-Za-z0-9_- of at most {MAX_NAME} characters (or repeat): {}",
                 self.name,
-                skipped.0.join(", ")
+                skipped
+                    .0
+                    .iter()
+                    .map(|name| format!("{name:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         });
     }
