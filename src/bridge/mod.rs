@@ -18,6 +18,25 @@
 //! a different list tells every session serving the layer (through the
 //! [`SessionLink`]s of `on_open`), exactly as a
 //! [`ToolRegistry`](crate::ToolRegistry) does.
+//!
+//! A gateway fronts servers its author did not write, so no server is on
+//! the host's critical path (`supervise.rs`): a layer connects in the
+//! background ([`McpServerBuilder::start`]), its tools join when the server
+//! answers, leave when it is gone, and come back after a reconnect with a
+//! doubling pause; every change is a [`ServerStatus`]. Its calls wait and
+//! run in a [`CallLine`] of their own, never in the host's call slots
+//! (`call/line.rs` says why), each with a deadline. What the server sends
+//! is read only up to [`McpServerBuilder::max_message_bytes`] (over HTTP
+//! the client stops reading there).
+//!
+//! The host's own handlers get no such cap (no `max_result_bytes` on the
+//! host), on purpose: their result is the application's own, already in
+//! its memory when the host gets it, and the host writes it out without
+//! copying it again, so a cap would save nothing and only hide a bug the
+//! application can fix where it builds the result (paging, a filter). A
+//! server behind the gateway is another matter: its bytes cost the
+//! application memory before anyone knows how many will come, which is
+//! what the relay's cap bounds.
 
 mod builder;
 mod forward;
@@ -92,9 +111,15 @@ const RETRY: Duration = Duration::from_secs(1);
 /// and passes the result through unchanged ([`ToolOutcome::relayed`]). A
 /// server that fails or is gone gives the agent a tool error that says so,
 /// and the event hook the detail; the session's other tools keep serving.
-/// An HTTP server is reconnected at the next call; a stdio server that
-/// died is started again at the next call or refresh (with a growing pause
-/// when it keeps dying before it serves: see [`McpServerLayer::stdio`]).
+///
+/// Start a layer with [`McpServerBuilder::start`]: it connects in the
+/// background, and its tools join the list once the server answers (see
+/// [`McpServerLayer::status`]); the application's own tools are served
+/// meanwhile. A server found gone is connected again, and its tools leave
+/// the list until it is back. Calls to the server are bounded apart from
+/// the host's call slots ([`McpServerBuilder::max_concurrent_calls`],
+/// [`McpServerBuilder::call_timeout`]), so a hung server costs only its
+/// own calls their deadline.
 ///
 /// ```
 /// use serde_json::json;
@@ -112,15 +137,19 @@ const RETRY: Duration = Duration::from_secs(1);
 ///     "github",
 ///     Client::builder(&remote.url()).header("Authorization", &remote.authorization()),
 /// )
-/// .connect()?;
+/// .start()?; // returns at once; the server joins when it answers
 /// let surface = LayeredSurface::builder()
 ///     .layer("app", StaticSurface::new().tool(Tool::new("ping", "Pings."), |_, _| ToolOutcome::text("pong"))?)
-///     .layer("github", github)
+///     .layer("github", github.clone())
 ///     .build();
 ///
 /// let host = ToolHost::bind(HostConfig::default())?;
 /// let session = host.open_session(surface);
 /// let mut client = session.client()?;
+/// # // Here the server's tools are awaited, for the assertion below.
+/// while github.count() == 0 {
+///     std::thread::sleep(std::time::Duration::from_millis(5));
+/// }
 /// let names: Vec<String> = client.list_tools()?.into_iter().map(|t| t.name).collect();
 /// assert_eq!(names, ["ping", "github_create_issue"]);
 /// let result = client.call_tool("github_create_issue", json!({}))?;
@@ -219,10 +248,11 @@ impl McpServerLayer {
     /// its own call). A
     /// server that dies fails the calls in flight with a tool error (the
     /// hook gets the detail, with the last line of its stderr), and the
-    /// next call or refresh starts it again — at once if it had served,
-    /// else after a pause that doubles with each failure in a row (1 s,
-    /// 2 s, … 30 s), so a server that cannot start is never restarted in a
-    /// tight loop. Dropping the last handle of the layer ends the server
+    /// layer starts it again within a quarter of a second — at once if it
+    /// had served (its tools stay listed), else after a pause that doubles
+    /// with each failure in a row (1 s, 2 s, … 30 s by default: see
+    /// [`McpServerBuilder::reconnect_backoff`]), so a server that cannot
+    /// start is never restarted in a tight loop. Dropping the last handle of the layer ends the server
     /// as [`StdioClient`](crate::client::StdioClient) does: stdin closed, a
     /// grace period, then the process group ended and reaped.
     ///
@@ -234,7 +264,7 @@ impl McpServerLayer {
     ///     "everything",
     ///     StdioServer::new("npx").args(["-y", "@modelcontextprotocol/server-everything"]),
     /// )
-    /// .connect()?;
+    /// .start()?; // started in the background; its tools join when it answers
     /// let surface = LayeredSurface::builder()
     ///     .layer("app", StaticSurface::new())
     ///     .layer("everything", everything) // everything_echo, everything_add, …
