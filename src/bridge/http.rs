@@ -94,6 +94,16 @@ pub(super) fn watch(layer: &Weak<Inner>, signal: &Signal, cancel: &CancelHandle)
             match client.watch_tools_changed(cancel, refresh) {
                 Err(ClientError::Cancelled | ClientError::NotInEra { .. }) => return,
                 Err(ClientError::Http { status: 405, .. }) => return,
+                // A notification past the relay's limit was not read: the
+                // stream is opened again, and the hook told.
+                Err(err @ ClientError::TooLarge { .. }) => {
+                    if let Some(layer) = layer.upgrade() {
+                        layer.report(format!(
+                            "MCP server {:?}: its standalone stream sent {err} (McpServerBuilder::max_message_bytes)",
+                            layer.name
+                        ));
+                    }
+                }
                 _ => {}
             }
         }
