@@ -19,7 +19,10 @@
 //! `TOOLHOST_BRIDGE_URL` and `TOOLHOST_BRIDGE_AUTHORIZATION` — never from
 //! its arguments, which every user of the machine can read — and relays
 //! newline-delimited JSON-RPC between its stdin/stdout and the session
-//! until stdin ends (exit status 0) or the session does (3).
+//! until stdin ends (exit status 0), stdout fails (1), or the session ends
+//! (3): the application dropped it or exited, and the first request after
+//! is answered with a JSON-RPC error (`-32000`) saying the session has
+//! ended.
 //!
 //! ```text
 //! cargo build --example stdio_relay

@@ -53,8 +53,8 @@ mod entries;
 #[cfg(feature = "acp-driver")]
 pub use driver::{
     AcpError, Agent, AuthMethod, PermissionChoice, PermissionOption, PermissionRequest, PlanEntry,
-    Prompt, ToolCallReport, TurnCancel, TurnSummary, Update, ACP_VERSION, DEFAULT_TIMEOUT,
-    DEFAULT_TURN_TIMEOUT,
+    Prompt, ToolCallReport, TurnCancel, TurnSummary, Update, ACP_VERSION,
+    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TIMEOUT, DEFAULT_TURN_TIMEOUT,
 };
 
 pub(crate) use entries::{mcp_servers_using, stdio_bridge_entry};

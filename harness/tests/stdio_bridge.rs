@@ -723,3 +723,127 @@ fn a_client_that_writes_everything_at_once_and_leaves_still_gets_its_answers() {
     assert_eq!(seen.calls.load(Ordering::SeqCst), 1);
     assert_eq!(bridge.ending(), Ending::InputClosed);
 }
+
+/// A relay process (`stdio_server` with the relay's variables) in front of
+/// a host process (`host_alone`): both real programs, so that the host can
+/// die as an application does.
+struct RelayProcess {
+    relay: std::process::Child,
+    to_relay: std::process::ChildStdin,
+    lines: Receiver<String>,
+}
+
+impl RelayProcess {
+    fn start(url: &str, authorization: &str) -> RelayProcess {
+        use std::process::{Command, Stdio};
+        use toolhost::stdio_bridge::{AUTHORIZATION_VAR, URL_VAR};
+        let mut relay = Command::new(env!("CARGO_BIN_EXE_stdio_server"))
+            .env(URL_VAR, url)
+            .env(AUTHORIZATION_VAR, authorization)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the relay");
+        let to_relay = relay.stdin.take().expect("piped");
+        let from_relay = relay.stdout.take().expect("piped");
+        let (sender, lines) = mpsc::channel();
+        thread::spawn(move || {
+            for line in io::BufReader::new(from_relay).lines() {
+                let Ok(line) = line else { return };
+                if sender.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        RelayProcess {
+            relay,
+            to_relay,
+            lines,
+        }
+    }
+
+    fn request(&mut self, message: &Value) -> Value {
+        writeln!(self.to_relay, "{message}").expect("the relay reads");
+        self.to_relay.flush().expect("flush");
+        loop {
+            let line = self.lines.recv_timeout(PATIENCE).expect("an answer");
+            let answer: Value = serde_json::from_str(&line).expect("JSON");
+            if answer.get("id") == message.get("id") {
+                return answer;
+            }
+        }
+    }
+
+    /// The relay's exit status, once it has exited on its own.
+    fn exit_code(&mut self) -> Option<i32> {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(status) = self.relay.try_wait().expect("wait") {
+                return status.code();
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for RelayProcess {
+    fn drop(&mut self) {
+        let _ = self.relay.kill();
+        let _ = self.relay.wait();
+    }
+}
+
+#[test]
+fn when_the_host_process_dies_or_exits_the_first_request_after_is_told_and_the_relay_exits_3() {
+    use std::process::{Command, Stdio};
+    for killed in [true, false] {
+        let mut host = Command::new(env!("CARGO_BIN_EXE_host_alone"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the host");
+        let mut said = String::new();
+        io::BufReader::new(host.stdout.take().expect("piped"))
+            .read_line(&mut said)
+            .expect("the host's first line");
+        let said: Value = serde_json::from_str(&said).expect("JSON");
+        let mut relay = RelayProcess::start(
+            said["url"].as_str().unwrap(),
+            said["auth"].as_str().unwrap(),
+        );
+        let init = relay.request(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "bridge-test", "version": "1"}}}));
+        assert!(init["result"].is_object(), "{init}");
+        writeln!(
+            relay.to_relay,
+            "{}",
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        )
+        .unwrap();
+        // While the host runs, a request is answered (over a kept
+        // connection, which the host's death then breaks).
+        let listed = relay.request(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+        assert!(listed["result"]["tools"].is_array(), "{listed}");
+        assert_eq!(relay.relay.try_wait().unwrap(), None, "the relay runs");
+
+        if killed {
+            host.kill().expect("kill the host");
+        } else {
+            // host_alone serves until its stdin closes, then exits.
+            drop(host.stdin.take());
+        }
+        host.wait().expect("the host ends");
+
+        let told = relay.request(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}));
+        assert_eq!(told["error"]["code"], -32000, "killed={killed}: {told}");
+        let message = told["error"]["message"].as_str().unwrap();
+        assert!(message.contains("session has ended"), "{message}");
+        assert_eq!(relay.exit_code(), Some(3), "killed={killed}: exits at once");
+    }
+}

@@ -268,3 +268,112 @@ fn a_log_message_with_no_call_in_flight_goes_to_on_log_and_one_during_a_call_to_
     assert_eq!(during_call[0].level, LogLevel::Info);
     assert_eq!(during_call[0].data, json!("asked back"));
 }
+
+/// A stdio MCP server in `sh`: answers `initialize` (id 1), takes the
+/// `initialized` notification, then runs `then` with the client's next
+/// requests to read (`read line`) — a server that misbehaves on purpose.
+fn sh_server(then: &str) -> StdioServer {
+    let script = format!(
+        r#"read line
+printf '%s\n' '{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"2025-06-18","capabilities":{{}},"serverInfo":{{"name":"sh","version":"0"}}}}}}'
+read line
+{then}"#
+    );
+    StdioServer::new("sh")
+        .args(["-c", &script])
+        .timeout(Duration::from_secs(30))
+        .exit_grace(Duration::from_millis(200))
+}
+
+/// A line of `bytes` bytes answering request `id`, written without ever
+/// holding it whole (so the shell's memory is not what a test measures).
+fn huge_answer(id: u64, bytes: u64) -> String {
+    format!(
+        r#"printf '{{"jsonrpc":"2.0","id":{id},"result":{{"x":"'; head -c {bytes} /dev/zero | tr '\0' x; printf '"}}}}\n'"#
+    )
+}
+
+#[test]
+fn a_message_past_the_limit_fails_the_request_it_answers_at_once_and_the_server_serves_on() {
+    // The answer to ping 2 is 1 MB; ping 3 gets a small one.
+    let script = format!(
+        "read line\n{}\nread line\nprintf '%s\\n' '{{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{{}}}}'\nread line",
+        huge_answer(2, 1_000_000)
+    );
+    let limited = sh_server(&script)
+        .max_message_bytes(100_000)
+        .connect()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let err = limited.ping().expect_err("the answer is past the limit");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "noticed well before the 30 s timeout"
+    );
+    match &err {
+        ClientError::MessageTooLarge {
+            server,
+            size,
+            limit,
+        } => {
+            assert_eq!(server, "sh");
+            assert_eq!(*size, 1_000_000 + 42, "the whole line was counted");
+            assert_eq!(*limit, 100_000);
+        }
+        other => panic!("{other:?}"),
+    }
+    let text = err.to_string();
+    assert!(
+        text.contains("\"sh\"")
+            && text.contains("1000042 bytes")
+            && text.contains("100000")
+            && text.contains("StdioServer::max_message_bytes"),
+        "{text}"
+    );
+    // The server is not taken for dead: the next request is answered.
+    limited.ping().expect("the server serves on");
+    assert!(limited.closed().is_none());
+
+    // Within the limit the same answer is an answer.
+    let roomy = sh_server(&script).connect().unwrap();
+    roomy.ping().expect("1 MB is within the default limit");
+}
+
+#[test]
+fn a_server_that_exits_while_its_child_holds_the_pipes_fails_the_call_at_once_naming_status_and_stderr(
+) {
+    // On the first request after initialize: a grandchild that holds
+    // stdout and stderr, a few lines of stderr, then exit 7.
+    let script = "read line\nsleep 300 &\necho \"grandchild $!\" >&2\necho 'loading config' >&2\necho 'fatal: out of cheese' >&2\nexit 7";
+    let grandchild = Arc::new(Mutex::new(None::<u32>));
+    let server = sh_server(script)
+        .on_stderr({
+            let grandchild = Arc::clone(&grandchild);
+            move |line| {
+                if let Some(pid) = line.strip_prefix("grandchild ") {
+                    *grandchild.lock().unwrap() = pid.parse().ok();
+                }
+            }
+        })
+        .connect()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let err = server.ping().expect_err("the server exited");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "noticed well before the 30 s timeout: {:?}",
+        started.elapsed()
+    );
+    assert!(matches!(err, ClientError::Closed { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(text.contains("exited (exit status: 7)"), "{text}");
+    assert!(
+        text.contains("loading config | fatal: out of cheese"),
+        "the last stderr lines, in order: {text}"
+    );
+    // The grandchild that held the pipes does not outlive the server.
+    let grandchild = grandchild.lock().unwrap().expect("the grandchild's pid");
+    wait_for("the grandchild to be ended", || {
+        !std::path::Path::new(&format!("/proc/{grandchild}")).exists()
+    });
+}

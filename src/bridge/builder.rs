@@ -137,13 +137,15 @@ impl McpServerBuilder {
 
     /// The largest message relayed from the server
     /// ([`DEFAULT_MAX_RELAY_BYTES`] by default): a result, a notification
-    /// of a call (progress, log), a page of `tools/list`. Over HTTP the
-    /// client stops reading at the limit, so nothing past it is buffered
-    /// ([`ClientBuilder::max_message_bytes`](crate::client::ClientBuilder::max_message_bytes)):
-    /// the call gets a tool error naming the server, the size and this
-    /// setting, and the next call opens a new connection; a `tools/list`
-    /// past it keeps the tools listed before, and says so to the event
-    /// hook.
+    /// of a call (progress, log), a page of `tools/list`. Nothing past the
+    /// limit is buffered: over HTTP the client stops reading there
+    /// ([`ClientBuilder::max_message_bytes`](crate::client::ClientBuilder::max_message_bytes))
+    /// and the next call opens a new connection; over stdio the rest of
+    /// the line is skipped unread
+    /// ([`StdioServer::max_message_bytes`](crate::client::StdioServer::max_message_bytes))
+    /// and the server runs on. The call gets a tool error naming the
+    /// server, the size and this setting; a `tools/list` past it keeps the
+    /// tools listed before, and says so to the event hook.
     #[must_use]
     pub fn max_message_bytes(mut self, bytes: usize) -> McpServerBuilder {
         self.max_message = bytes;
@@ -243,7 +245,6 @@ impl McpServerBuilder {
             qualified: self.qualified,
             line,
             backoff: self.backoff,
-            max_message: self.max_message,
         };
         // Every message is asked for; the agent's own threshold filters
         // them in `CallContext::log`.
@@ -264,6 +265,7 @@ impl McpServerBuilder {
                 let server = server
                     .capabilities(asks)
                     .log_level(LogLevel::Debug)
+                    .max_message_bytes(self.max_message)
                     .on_stderr(move |line| {
                         if let Some(layer) = lines.upgrade() {
                             layer.report_event(Event::ServerStderr {
@@ -299,7 +301,6 @@ pub(super) struct Settings {
     pub(super) qualified: bool,
     pub(super) line: CallLine,
     pub(super) backoff: Backoff,
-    pub(super) max_message: usize,
 }
 
 /// Starts the thread that connects (unless `ready`), refreshes and

@@ -67,20 +67,15 @@ impl Inner {
                 "The MCP server {:?} needed an answer to {method} from the agent, which could not be asked: {problem}",
                 self.name
             )),
+            Err(ClientError::MessageTooLarge { size, limit, .. }) => {
+                self.too_large(remote, "a message", &format!("{size} bytes"), limit)
+            }
             Err(ClientError::TooLarge { what, size, limit }) => {
                 let size = match size {
                     Some(size) => format!("{size} bytes"),
                     None => format!("more than {limit} bytes"),
                 };
-                self.report(format!(
-                    "MCP server {:?}: tools/call of {remote:?} sent {what} of {size}, past the limit of {limit} bytes (McpServerBuilder::max_message_bytes); it was not read",
-                    self.name
-                ));
-                ToolOutcome::declined(format!(
-                    "The MCP server {:?} sent a message of {size} for this call, past the limit of {} bytes that the host relays (McpServerBuilder::max_message_bytes), so it was not read. Ask the tool for less (a smaller range, a filter, a page).",
-                    self.name, self.max_message
-                ))
-                .with_code(json!("result_too_large"))
+                self.too_large(remote, what, &size, limit)
             }
             Err(ClientError::Timeout { waited }) => {
                 self.report(format!(
@@ -103,6 +98,21 @@ impl Inner {
                 ))
             }
         }
+    }
+}
+
+impl Inner {
+    /// The tool error for a message of `size` past `limit`, and its report.
+    fn too_large(&self, remote: &str, what: &str, size: &str, limit: usize) -> ToolOutcome {
+        self.report(format!(
+            "MCP server {:?}: tools/call of {remote:?} sent {what} of {size}, past the limit of {limit} bytes (McpServerBuilder::max_message_bytes); it was not read",
+            self.name
+        ));
+        ToolOutcome::declined(format!(
+            "The MCP server {:?} sent a message of {size} for this call, past the limit of {limit} bytes that the host relays (McpServerBuilder::max_message_bytes), so it was not read. Ask the tool for less (a smaller range, a filter, a page).",
+            self.name
+        ))
+        .with_code(json!("result_too_large"))
     }
 }
 

@@ -190,8 +190,6 @@ struct Inner {
     /// slots.
     line: CallLine,
     backoff: Backoff,
-    /// The largest message relayed, for the errors that name it.
-    max_message: usize,
     /// Where the layer stands, and the last error it met.
     status: Mutex<(ServerStatus, Option<String>)>,
     /// Whether the watch of the standalone stream has been started.
@@ -344,7 +342,6 @@ impl Inner {
             qualified: settings.qualified,
             line: settings.line,
             backoff: settings.backoff,
-            max_message: settings.max_message,
             status: Mutex::new((ServerStatus::Connecting, None)),
             watch_started: std::sync::atomic::AtomicBool::new(false),
             snapshot: RwLock::new(Snapshot::default()),

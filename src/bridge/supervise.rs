@@ -44,6 +44,7 @@ fn lost(err: &ClientError) -> bool {
         ClientError::Rpc { .. }
             | ClientError::Malformed { .. }
             | ClientError::TooLarge { .. }
+            | ClientError::MessageTooLarge { .. }
             | ClientError::InvalidConfig { .. }
             | ClientError::InvalidUrl { .. }
     )

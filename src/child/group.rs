@@ -8,8 +8,9 @@
 //! forever. So on Unix the child leads a new process group
 //! (`process_group(0)`), which its children join, and [`Group::end`]
 //! signals the whole group: closed stdin first (how both ACP and MCP's
-//! stdio transport say goodbye), a grace period, then `SIGTERM`, then
-//! `SIGKILL`, then the child is reaped. The signals go through `kill(1)`, which std can start
+//! stdio transport say goodbye), a grace period (none when the child has
+//! already exited), then `SIGTERM`, then `SIGKILL`, then the child is
+//! reaped. The signals go through `kill(1)`, which std can start
 //! without `unsafe`; a process that leaves the group on purpose (`setsid`,
 //! a daemon) is beyond its reach.
 //!
@@ -27,7 +28,7 @@
 //! killed and reaped.
 
 use std::io;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -49,21 +50,24 @@ pub(crate) struct Group {
 }
 
 impl Group {
-    /// Starts `command` with piped stdin and stdout (stderr as the command
-    /// says, inherited by default; [`Group::take_stderr`] has it when piped)
-    /// in a new process group.
-    pub(crate) fn spawn(command: &mut Command) -> io::Result<(Group, ChildStdin, ChildStdout)> {
-        command.stdin(Stdio::piped()).stdout(Stdio::piped());
+    /// Starts `command` with its stdin, stdout and stderr piped, in a new
+    /// process group.
+    pub(crate) fn spawn(
+        command: &mut Command,
+    ) -> io::Result<(Group, ChildStdin, ChildStdout, ChildStderr)> {
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         new_group(command);
         let mut child = command.spawn()?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+        let (Some(stdin), Some(stdout), Some(stderr)) = pipes else {
             let mut group = Group::new(child);
             group.end();
-            return Err(io::Error::other(
-                "the child's stdin and stdout were not piped",
-            ));
+            return Err(io::Error::other("the child's stdio were not piped"));
         };
-        Ok((Group::new(child), stdin, stdout))
+        Ok((Group::new(child), stdin, stdout, stderr))
     }
 
     fn new(child: Child) -> Group {
@@ -72,12 +76,6 @@ impl Group {
             ended: false,
             exit_grace: EXIT_GRACE,
         }
-    }
-
-    /// The child's stderr, once, when the command piped it.
-    #[cfg(feature = "client")]
-    pub(crate) fn take_stderr(&mut self) -> Option<std::process::ChildStderr> {
-        self.child.stderr.take()
     }
 
     /// How long [`Group::end`] waits for the child to leave on its own
@@ -89,7 +87,6 @@ impl Group {
 
     /// How the child exited, once it has (reaping it); `None` while it
     /// runs. What is left of its group may still run.
-    #[cfg(feature = "client")]
     pub(crate) fn exited(&mut self) -> Option<std::process::ExitStatus> {
         self.child.try_wait().ok().flatten()
     }
@@ -107,7 +104,14 @@ impl Group {
             return;
         }
         let group = self.child.id();
-        if self.wait_for_group(group, self.exit_grace) {
+        // The grace is the child's, to leave on its own once its input
+        // closes; a child already gone needs none, and what it left behind
+        // (a launcher's orphan holding the pipes) is signalled at once.
+        let grace = match self.child.try_wait() {
+            Ok(Some(_)) => Duration::ZERO,
+            _ => self.exit_grace,
+        };
+        if self.wait_for_group(group, grace) {
             return;
         }
         signal_group(group, Signal::Terminate);
@@ -277,7 +281,7 @@ mod tests {
         // the end of its input.
         let mut command = Command::new("sh");
         command.args(["-c", "sleep 60 & sleep 60"]);
-        let (mut group, stdin, _stdout) = Group::spawn(&mut command).expect("sh");
+        let (mut group, stdin, _stdout, _stderr) = Group::spawn(&mut command).expect("sh");
         let id = group.id();
         thread::sleep(Duration::from_millis(100));
         assert!(group_alive(id), "the group runs");

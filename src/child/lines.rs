@@ -1,29 +1,25 @@
-//! Newline-delimited JSON over a child's pipes, one message per line each
-//! way, each direction on a thread of its own.
+//! Lines over a child's pipes: its stdin written by a thread of its own,
+//! and its stdout and stderr read one bounded line at a time.
 //!
-//! A thread reads the child's stdout and hands each message to a sink (a
-//! channel, or a dispatcher that routes answers by id), so that no reader
-//! of the conversation blocks on the pipe itself; another writes queued
-//! lines to its stdin, so that a child that stops reading can stall that
-//! thread but never its caller. Lines of stdout that are not JSON objects
-//! are skipped: such programs should not print them, but some log to
-//! stdout. A third thread, when stderr is piped, hands each stderr line to
-//! a callback.
+//! A thread writes queued lines to the child's stdin, so that a child that
+//! stops reading can stall that thread but never its caller. Reading is
+//! bounded: a line of stdout past the limit is skipped to its newline,
+//! counted but never buffered whole, so a child that writes a huge line
+//! (or an endless one) costs the reader at most the limit; a line of stderr
+//! past [`MAX_STDERR_LINE`] is cut into pieces. What the lines mean is the
+//! caller's business (`watch.rs` reads them).
 
-use std::io::{self, BufRead, BufReader, Write};
-use std::process::{ChildStdin, ChildStdout};
+use std::io::{self, BufRead, Write};
+use std::process::ChildStdin;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread;
 
-use serde_json::Value;
-
 use crate::sync::lock;
 
-#[cfg(feature = "client")]
 /// The longest stderr line handed on whole; longer ones are cut (a child
 /// that writes megabytes without a newline must not grow the reader).
-const MAX_STDERR_LINE: usize = 4096;
+pub(crate) const MAX_STDERR_LINE: usize = 4096;
 
 /// The child's stdin: lines queued here are written in order by a thread.
 pub(crate) struct Input {
@@ -86,86 +82,151 @@ fn write_lines(
     }
 }
 
-/// Starts a thread, named `thread`, that reads the child's stdout and hands
-/// `sink` each message, then one `Err` saying why the output ended; it
-/// stops early when `sink` answers `false`.
-pub(crate) fn read_messages(
-    stdout: ChildStdout,
-    thread: String,
-    who: &'static str,
-    mut sink: impl FnMut(Result<Value, String>) -> bool + Send + 'static,
-) -> io::Result<()> {
-    thread::Builder::new().name(thread).spawn(move || {
-        let mut reader = BufReader::new(stdout);
-        let mut line = String::new();
-        loop {
-            line.clear();
-            let item = match reader.read_line(&mut line) {
-                Ok(0) => Err(format!("{who} closed its output (did it exit?)")),
-                Ok(_) => match serde_json::from_str::<Value>(line.trim()) {
-                    Ok(message) if message.is_object() => Ok(message),
-                    // Not a message: a log line on the wrong stream.
-                    _ => continue,
-                },
-                Err(err) => Err(format!("{who}'s output could not be read: {err}")),
-            };
-            let last = item.is_err();
-            if !sink(item) || last {
-                return;
-            }
-        }
-    })?;
-    Ok(())
+/// What one bounded read of a line came to.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Line {
+    /// A line within the limit is in the buffer, without its newline (the
+    /// stream's last line may have none).
+    Whole,
+    /// A line of this many bytes (without its newline) ran past the limit:
+    /// it was skipped, and the buffer holds nothing of it.
+    Oversize(u64),
+    /// The stream ended.
+    End,
 }
 
-#[cfg(feature = "client")]
-/// Starts a thread, named `thread`, that hands `on_line` each line the
-/// child writes to `stderr` (without its line break, invalid UTF-8
-/// replaced, cut at 4 KiB), then calls `on_end` when the stream ends.
-pub(crate) fn read_stderr(
-    stderr: impl io::Read + Send + 'static,
-    thread: String,
-    mut on_line: impl FnMut(&str) + Send + 'static,
-    on_end: impl FnOnce() + Send + 'static,
-) -> io::Result<()> {
-    thread::Builder::new().name(thread).spawn(move || {
-        let mut reader = BufReader::new(stderr);
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            match io::Read::take(&mut reader, MAX_STDERR_LINE as u64).read_until(b'\n', &mut line) {
-                Ok(0) | Err(_) => return on_end(),
-                Ok(_) => {}
-            }
-            let text = String::from_utf8_lossy(&line);
-            let text = text.trim_end_matches(['\n', '\r']);
-            if !text.is_empty() {
-                on_line(text);
-            }
+/// Reads the next line of `reader` into `line` (cleared first), keeping at
+/// most `limit` bytes: a longer line is read to its newline and counted,
+/// not kept. The buffer never grows past `limit`, whatever the child
+/// writes.
+pub(crate) fn read_line(
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    limit: usize,
+) -> io::Result<Line> {
+    line.clear();
+    let mut size: u64 = 0;
+    let mut over = false;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
+        if available.is_empty() {
+            return Ok(match (size, over) {
+                (0, _) => Line::End,
+                (_, true) => Line::Oversize(size),
+                (_, false) => Line::Whole,
+            });
         }
-    })?;
-    Ok(())
+        let newline = available.iter().position(|&byte| byte == b'\n');
+        let piece = &available[..newline.unwrap_or(available.len())];
+        size += piece.len() as u64;
+        if !over && size > limit as u64 {
+            over = true;
+            line.clear();
+        } else if !over {
+            keep(line, piece, limit);
+        }
+        let used = piece.len() + usize::from(newline.is_some());
+        reader.consume(used);
+        if newline.is_some() {
+            return Ok(if over {
+                Line::Oversize(size)
+            } else {
+                Line::Whole
+            });
+        }
+    }
 }
 
-#[cfg(all(test, feature = "client"))]
+/// Appends `piece` to `line`, growing it as a `Vec` does but never past
+/// `limit` (doubling a 40 MiB buffer for a line of 41 would cost 80).
+fn keep(line: &mut Vec<u8>, piece: &[u8], limit: usize) {
+    let needed = line.len() + piece.len();
+    if needed > line.capacity() {
+        let grown = (line.capacity() * 2).max(needed).min(limit.max(needed));
+        line.reserve_exact(grown - line.len());
+    }
+    line.extend_from_slice(piece);
+}
+
+/// Reads the next line of stderr into `line` (cleared first), cut at
+/// [`MAX_STDERR_LINE`] bytes (the rest comes as the next line); `false` at
+/// the end of the stream or on an error.
+pub(crate) fn read_stderr_line(reader: &mut impl BufRead, line: &mut Vec<u8>) -> bool {
+    line.clear();
+    matches!(
+        io::Read::take(reader, MAX_STDERR_LINE as u64).read_until(b'\n', line),
+        Ok(read) if read > 0
+    )
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
+    fn lines(input: &[u8], limit: usize) -> Vec<Result<String, u64>> {
+        let mut reader = io::BufReader::with_capacity(7, input);
+        let mut line = Vec::new();
+        let mut out = Vec::new();
+        loop {
+            match read_line(&mut reader, &mut line, limit).unwrap() {
+                Line::Whole => {
+                    assert!(line.capacity() <= limit.max(7), "{}", line.capacity());
+                    out.push(Ok(String::from_utf8(line.clone()).unwrap()));
+                }
+                Line::Oversize(size) => {
+                    assert!(line.is_empty(), "nothing of a skipped line is kept");
+                    out.push(Err(size));
+                }
+                Line::End => return out,
+            }
+        }
+    }
+
     #[test]
-    fn stderr_lines_arrive_one_by_one_without_breaks_and_long_ones_are_cut() {
+    fn a_line_past_the_limit_is_skipped_and_counted_and_its_neighbours_arrive_whole() {
+        let long = "x".repeat(100);
+        let input = format!("{{\"a\":1}}\n{long}\n\nexactly-16-bytes\n17-bytes-is-over!\nlast");
+        assert_eq!(
+            lines(input.as_bytes(), 16),
+            [
+                Ok("{\"a\":1}".to_owned()),
+                Err(100),
+                Ok(String::new()),
+                Ok("exactly-16-bytes".to_owned()),
+                Err(17),
+                Ok("last".to_owned()),
+            ]
+        );
+        // Within the limit, nothing is skipped.
+        assert!(lines(input.as_bytes(), 1000).iter().all(Result::is_ok));
+    }
+
+    #[test]
+    fn a_last_line_past_the_limit_without_a_newline_is_still_reported() {
+        assert_eq!(
+            lines(b"short\nlonger-than-ten", 10),
+            [Ok("short".to_owned()), Err(15)]
+        );
+        assert_eq!(lines(b"", 10), []);
+    }
+
+    #[test]
+    fn stderr_lines_are_cut_at_the_bound() {
         let long = "x".repeat(MAX_STDERR_LINE + 10);
-        let input = format!("first\r\n\nsecond\n{long}\nlast");
-        let (sender, lines) = mpsc::channel();
-        read_stderr(
-            io::Cursor::new(input.into_bytes()),
-            "test-stderr".into(),
-            move |line| sender.send(line.to_owned()).unwrap(),
-            || {},
-        )
-        .unwrap();
-        let lines: Vec<String> = lines.iter().collect();
-        assert_eq!(lines[..2], ["first", "second"]);
-        assert_eq!(lines[2].len(), MAX_STDERR_LINE, "cut at the bound");
-        assert_eq!(lines[3..], ["xxxxxxxxxx", "last"]);
+        let input = format!("first\n{long}\nlast");
+        let mut reader = io::BufReader::new(input.as_bytes());
+        let mut line = Vec::new();
+        let mut got = Vec::new();
+        while read_stderr_line(&mut reader, &mut line) {
+            got.push(String::from_utf8(line.clone()).unwrap());
+        }
+        assert_eq!(got.len(), 4);
+        assert_eq!(got[0], "first\n");
+        assert_eq!(got[1].len(), MAX_STDERR_LINE, "cut at the bound");
+        assert_eq!(got[2..], ["xxxxxxxxxx\n", "last"]);
     }
 }

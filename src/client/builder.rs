@@ -10,17 +10,13 @@ use serde_json::{json, Value};
 use super::error::ClientError;
 use super::rpc::Identity;
 use super::{url, Client, Settings};
+use crate::child::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::model::{LogLevel, Revision};
 
 /// The default for [`ClientBuilder::timeout`].
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// The default for [`ClientBuilder::connect_timeout`].
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The default for [`ClientBuilder::max_message_bytes`]: 64 MiB, room for
-/// anything a server may reasonably send a test rig or a tool, and a bound
-/// on what one answer can cost.
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 << 20;
 
 /// Which generation of MCP the client speaks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -138,7 +134,8 @@ impl ClientBuilder {
     }
 
     /// The largest message the client reads from the server (default
-    /// [`DEFAULT_MAX_MESSAGE_BYTES`]): a JSON response body, or one event of
+    /// [`DEFAULT_MAX_MESSAGE_BYTES`](crate::client::DEFAULT_MAX_MESSAGE_BYTES),
+    /// the same as a stdio server's): a JSON response body, or one event of
     /// an event stream (a notification, a question, the response). Reading
     /// stops at the limit — nothing past it is buffered — and the request
     /// fails with [`ClientError::TooLarge`]; the connection is dropped and

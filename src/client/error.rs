@@ -144,6 +144,21 @@ pub enum ClientError {
         /// stderr when there was one.
         reason: String,
     },
+    /// A stdio MCP server wrote a message longer than
+    /// [`StdioServer::max_message_bytes`](super::StdioServer::max_message_bytes):
+    /// it was skipped while it was read, never buffered whole. What it
+    /// said (its id included) is unknown, so it fails the request it
+    /// must have answered — the only one in flight — or, with several in
+    /// flight, every one of them, rather than leave them to time out. The
+    /// server runs on.
+    MessageTooLarge {
+        /// The server's program, as given.
+        server: String,
+        /// The bytes of the message, as read.
+        size: u64,
+        /// The limit in force.
+        limit: usize,
+    },
     /// The operation does not exist in the protocol era this client speaks.
     NotInEra {
         /// The operation, e.g. `ping`.
@@ -288,6 +303,10 @@ impl fmt::Display for ClientError {
             ClientError::Closed { reason } => write!(
                 f,
                 "the stdio MCP server is gone: {reason}; start it again to go on"
+            ),
+            ClientError::MessageTooLarge { server, size, limit } => write!(
+                f,
+                "the stdio MCP server {server:?} sent a message of {size} bytes, past the limit of {limit} bytes, so it was skipped; raise StdioServer::max_message_bytes if its messages are really that large"
             ),
             ClientError::NotInEra { operation, hint } => write!(
                 f,

@@ -16,6 +16,8 @@
 //! carry several requests at once, one link (and thread) per request.
 
 use std::borrow::Cow;
+use std::io;
+use std::net::TcpStream;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -79,6 +81,21 @@ impl Upstream {
         Ok(Upstream {
             settings,
             session: Mutex::new(None),
+        })
+    }
+
+    /// Whether nothing listens at the endpoint any more: a fresh
+    /// connection to each of its addresses is refused. An exchange that
+    /// failed on a kept connection says only that the connection broke
+    /// (the host closes its connections as it exits); this says whether
+    /// the host went with it. A host that is alive but slow still accepts.
+    pub(crate) fn host_gone(&self) -> bool {
+        let settings = &self.settings;
+        settings.target.addrs.iter().all(|addr| {
+            matches!(
+                TcpStream::connect_timeout(addr, settings.connect_timeout),
+                Err(err) if err.kind() == io::ErrorKind::ConnectionRefused
+            )
         })
     }
 

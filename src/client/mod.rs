@@ -102,10 +102,9 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
+pub use crate::child::DEFAULT_MAX_MESSAGE_BYTES;
 pub use answer::{Refusal, ServerRequest};
-pub use builder::{
-    ClientBuilder, Era, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TIMEOUT,
-};
+pub use builder::{ClientBuilder, Era, DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT};
 pub use call::{CallOptions, CancelHandle, LogMessage, Progress};
 pub use error::ClientError;
 pub use stdio::{StdioClient, StdioServer};

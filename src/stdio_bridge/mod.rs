@@ -38,10 +38,16 @@
 //! HTTP). A response stream that ends early is resumed as
 //! [`toolhost::client`](crate::client) resumes it.
 //!
-//! When the application drops the session, the next request gets a
-//! JSON-RPC error (code `-32000`) saying the session has ended, and the
-//! relay exits. Nothing it writes ever mentions credentials: agents that
-//! see an HTTP 401 start an OAuth login, and a relay must not invite one.
+//! When the application drops the session, or stops its host, or exits
+//! (or is killed), the next request gets a JSON-RPC error (code `-32000`:
+//! "this toolhost tool session has ended …; the stdio server exits now")
+//! and the relay exits with status 3 ([`Ending::SessionEnded`]) — whatever
+//! the socket said: a refused bearer, a refused connection, or any fault
+//! of a kept connection (a reset, an answer cut short) after which a fresh
+//! connection to the host is refused. An agent's MCP server thus ends with
+//! the application that served it, at the first request after. Nothing it
+//! writes ever mentions credentials: agents that see an HTTP 401 start an
+//! OAuth login, and a relay must not invite one.
 //! It exits too when stdin ends, once the requests still in flight have
 //! answered (it waits a second at most), ending the MCP session on its way
 //! out. An `initialize` is carried before the next line is read, so that a
@@ -216,8 +222,8 @@ pub enum Ending {
     /// The output could not be written: the client is gone.
     OutputClosed,
     /// The session behind the endpoint ended (the application dropped it,
-    /// or its host stopped); the request that found out was answered with
-    /// a JSON-RPC error saying so.
+    /// stopped its host, or exited); the request that found out was
+    /// answered with a JSON-RPC error (`-32000`) saying so.
     SessionEnded,
 }
 

@@ -57,6 +57,12 @@ const IN_FLIGHT_POLL: Duration = Duration::from_millis(10);
 /// the server ended it.
 const RELISTEN_DELAY: Duration = Duration::from_secs(1);
 
+/// How long after a host that still accepted a connection it is asked
+/// again, when an exchange failed: a host that exits closes its kept
+/// connections and its listener in one sweep, in no order the relay can
+/// rely on.
+const PROBE_AGAIN: Duration = Duration::from_millis(50);
+
 /// What the coordinator hears.
 enum Event {
     /// One line of input.
@@ -340,7 +346,9 @@ impl Relay {
     fn forward(&mut self, message: &Value) {
         match self.upstream.notify(&mut self.link, message) {
             Ok(()) => {}
-            Err(err) if session_ended(&err) => self.ended.store(true, Ordering::SeqCst),
+            Err(err) if session_gone(&self.upstream, &err) => {
+                self.ended.store(true, Ordering::SeqCst);
+            }
             Err(err) => {
                 let what = message
                     .get("method")
@@ -409,7 +417,7 @@ impl Carrier {
             // The client cancelled it: by MCP's rules it expects no answer.
             return;
         }
-        if session_ended(&error) {
+        if session_gone(&self.upstream, &error) {
             self.ended.store(true, Ordering::SeqCst);
             for id in &ids {
                 self.output
@@ -447,7 +455,7 @@ impl Listener {
                 // session is going): open it again, which also finds out.
                 Ok(()) => thread::sleep(RELISTEN_DELAY),
                 Err(ClientError::Cancelled) => return,
-                Err(err) if session_ended(&err) => {
+                Err(err) if session_gone(&self.upstream, &err) => {
                     self.ended.store(true, Ordering::SeqCst);
                     return;
                 }
@@ -468,6 +476,28 @@ fn session_ended(error: &ClientError) -> bool {
         ClientError::Unauthorized { .. } | ClientError::Connect { .. } => true,
         ClientError::ResumeFailed { cause, .. } => session_ended(cause),
         _ => false,
+    }
+}
+
+/// Whether the session is gone, judged from the error an exchange ended
+/// with: a refused bearer or a refused connection says so at once; any
+/// other fault of the way there (a kept connection the host closed as it
+/// exited, a reset, a cut answer, an HTTP error) says so when the host no
+/// longer accepts a connection. The server's own JSON-RPC errors, a
+/// timeout and a cancellation leave the session be.
+fn session_gone(upstream: &Upstream, error: &ClientError) -> bool {
+    if session_ended(error) {
+        return true;
+    }
+    if matches!(
+        error,
+        ClientError::Rpc { .. } | ClientError::Cancelled | ClientError::Timeout { .. }
+    ) {
+        return false;
+    }
+    upstream.host_gone() || {
+        thread::sleep(PROBE_AGAIN);
+        upstream.host_gone()
     }
 }
 

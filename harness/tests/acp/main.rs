@@ -6,7 +6,8 @@
 //!
 //! This test has its own `main` (`harness = false` in Cargo.toml) because it
 //! is also every program it runs: started with `--standin-agent MODE` it is
-//! the stand-in agent, with `--acp-turn ARGS...` it is the example, compiled
+//! the stand-in agent, with `--misbehaving-agent MODE` an agent that
+//! misbehaves on purpose (`misbehaving.rs`), with `--acp-turn ARGS...` it is the example, compiled
 //! from the example's own source, with `--sleeper` it is the stand-in's
 //! grandchild, and started from a stdio entry (the bridge's variables in its
 //! environment) it is the relay. Spawning itself means the programs under
@@ -19,6 +20,7 @@
 mod acp_turn;
 mod driver;
 mod links;
+mod misbehaving;
 mod standin;
 
 use std::env;
@@ -41,6 +43,9 @@ fn main() -> ExitCode {
         Some(STANDIN) => standin::main(args.get(1).map_or("", String::as_str)),
         Some(ACP_TURN) => acp_turn::run_cli(args.into_iter().skip(1)),
         Some(standin::SLEEPER) => standin::sleeper(),
+        Some(misbehaving::MISBEHAVING) => {
+            misbehaving::agent(args.get(1).map_or("", String::as_str))
+        }
         _ => run_tests(&args),
     }
 }
@@ -109,6 +114,34 @@ const TESTS: &[(&str, fn())] = &[
     (
         "an_agent_that_wants_a_login_gets_the_method_the_caller_picked",
         driver::an_agent_that_wants_a_login_gets_the_method_the_caller_picked,
+    ),
+    (
+        "an_agent_that_behaves_ends_its_turn_and_leaves_nothing_running",
+        misbehaving::an_agent_that_behaves_ends_its_turn_and_leaves_nothing_running,
+    ),
+    (
+        "a_flood_of_updates_and_garbage_around_every_answer_still_end_the_turn",
+        misbehaving::a_flood_of_updates_and_garbage_around_every_answer_still_end_the_turn,
+    ),
+    (
+        "an_agent_that_crashes_mid_turn_fails_it_at_once_naming_its_status_and_last_words",
+        misbehaving::an_agent_that_crashes_mid_turn_fails_it_at_once_naming_its_status_and_last_words,
+    ),
+    (
+        "an_agent_that_crashes_at_startup_fails_initialize_at_once_naming_its_status",
+        misbehaving::an_agent_that_crashes_at_startup_fails_initialize_at_once_naming_its_status,
+    ),
+    (
+        "an_agent_that_never_answers_the_prompt_fails_at_the_turn_timeout_and_is_ended",
+        misbehaving::an_agent_that_never_answers_the_prompt_fails_at_the_turn_timeout_and_is_ended,
+    ),
+    (
+        "a_64_mib_line_ends_the_turn_naming_size_and_setting_without_being_buffered",
+        misbehaving::a_64_mib_line_ends_the_turn_naming_size_and_setting_without_being_buffered,
+    ),
+    (
+        "the_agents_stderr_reaches_the_applications_hook_and_the_error_keeps_its_last_lines",
+        misbehaving::the_agents_stderr_reaches_the_applications_hook_and_the_error_keeps_its_last_lines,
     ),
 ];
 

@@ -28,7 +28,9 @@ pub enum AcpError {
         /// How long the driver waited.
         waited: Duration,
     },
-    /// The agent is gone: its output ended, or its input broke.
+    /// The agent is gone: its process exited, its output ended, or its
+    /// input broke. Noticed at once, not at a timeout; the reason names
+    /// the exit status (or signal) and the last lines of its stderr.
     Closed {
         /// The ACP method waited on.
         method: String,

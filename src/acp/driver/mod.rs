@@ -10,6 +10,8 @@ mod updates;
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -21,7 +23,9 @@ pub use updates::{
 };
 
 use crate::child::Group;
-use pipes::{Pipes, Silence};
+pub use crate::child::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::sync::lock;
+use pipes::{Pipes, Silence, StderrHook};
 
 use super::AgentMcpSupport;
 use crate::session::ToolSession;
@@ -74,6 +78,18 @@ const METHOD_NOT_FOUND: i64 = -32601;
 /// still runs; std alone cannot find what an agent that already exited
 /// left behind there.)
 ///
+/// An agent that dies is noticed at once, not at a timeout: when its
+/// process exits (or it closes its output) the request waiting on it —
+/// `initialize`, `authenticate`, `session/new`, a turn — fails with
+/// [`AcpError::Closed`], which names the exit status or signal and the last
+/// lines the agent wrote to stderr. Its stderr is piped through the driver
+/// for that: each line still reaches this program's stderr as it comes.
+/// A message (one line of ACP) longer than
+/// [`Agent::set_max_message_bytes`] (16 MiB by default) is skipped while it
+/// is read, never buffered whole, and fails the request or turn with
+/// [`AcpError::Protocol`] naming its size and the setting: a runaway agent
+/// cannot grow this program's memory without bound.
+///
 /// The driver speaks ACP v1 (`protocolVersion: 1`), which every agent
 /// speaks today. It offers the agent no file system and no terminal, so
 /// the agent works with its own tools and the session's. Every wait has a
@@ -84,7 +100,11 @@ const METHOD_NOT_FOUND: i64 = -32601;
 ///
 pub struct Agent {
     pipes: Pipes,
-    group: Group,
+    /// Shared with the watch on the agent's process.
+    group: Arc<Mutex<Group>>,
+    pid: u32,
+    max_message_bytes: Arc<AtomicUsize>,
+    stderr_hook: StderrHook,
     initialized: Option<Value>,
     timeout: Duration,
 }
@@ -103,8 +123,10 @@ pub struct AuthMethod {
 
 impl Agent {
     /// Starts `command` as an ACP agent: its stdin and stdout become the
-    /// ACP channel (its stderr stays as the command says, by default this
-    /// program's), and it leads a new process group.
+    /// ACP channel, its stderr is copied line by line to this program's
+    /// (whatever the command said: the driver keeps the last lines for the
+    /// error that says the agent died; [`Agent::on_stderr`] sends them
+    /// elsewhere), and it leads a new process group.
     ///
     /// # Errors
     /// [`AcpError::Spawn`] when the program cannot be started.
@@ -114,12 +136,25 @@ impl Agent {
             program: program.clone(),
             source,
         };
-        let (group, stdin, stdout) = Group::spawn(command).map_err(spawn_error)?;
+        let (group, stdin, stdout, stderr) = Group::spawn(command).map_err(spawn_error)?;
+        let pid = group.id();
         // Should the threads not start, `group` is dropped, which ends it.
-        let pipes = Pipes::start(stdin, stdout).map_err(spawn_error)?;
+        let group = Arc::new(Mutex::new(group));
+        let max_message_bytes = Arc::new(AtomicUsize::new(DEFAULT_MAX_MESSAGE_BYTES));
+        let stderr_hook = StderrHook::default();
+        let pipes = Pipes::start(
+            &group,
+            (stdin, stdout, stderr),
+            Arc::clone(&max_message_bytes),
+            Arc::clone(&stderr_hook),
+        )
+        .map_err(spawn_error)?;
         Ok(Agent {
             pipes,
             group,
+            pid,
+            max_message_bytes,
+            stderr_hook,
             initialized: None,
             timeout: DEFAULT_TIMEOUT,
         })
@@ -127,7 +162,7 @@ impl Agent {
 
     /// The agent's process id, which is also the id of its process group.
     pub fn id(&self) -> u32 {
-        self.group.id()
+        self.pid
     }
 
     /// How long `initialize`, `authenticate` and `session/new` may take
@@ -137,14 +172,43 @@ impl Agent {
         self
     }
 
+    /// The longest message the agent may send, in bytes: one line of ACP
+    /// (default [`DEFAULT_MAX_MESSAGE_BYTES`], 16 MiB). A longer line is
+    /// skipped while it is read, never buffered whole, and fails the
+    /// request or turn waiting with [`AcpError::Protocol`] (a turn is
+    /// cancelled with `session/cancel` on its way out); the agent runs on.
+    pub fn set_max_message_bytes(&mut self, bytes: usize) -> &mut Agent {
+        self.max_message_bytes.store(bytes, Ordering::Relaxed);
+        self
+    }
+
+    /// Hands each line the agent writes to stderr (without its line break,
+    /// cut at 4 KiB) to `callback`, on a thread of the driver's, instead of
+    /// this program's stderr; `|_| {}` silences the agent. The last lines
+    /// still go into the error that says the agent died. Lines written
+    /// before the call went to this program's stderr.
+    ///
+    /// ```no_run
+    /// # use std::process::Command;
+    /// # use toolhost::acp::Agent;
+    /// let mut agent = Agent::spawn(Command::new("gemini").arg("--acp"))?;
+    /// agent.on_stderr(|line| eprintln!("[gemini] {line}"));
+    /// # Ok::<(), toolhost::acp::AcpError>(())
+    /// ```
+    pub fn on_stderr(&mut self, callback: impl FnMut(&str) + Send + 'static) -> &mut Agent {
+        *lock(&self.stderr_hook) = Some(Box::new(callback));
+        self
+    }
+
     /// `initialize`: offers ACP v1 and no client capabilities (no file
     /// system, no terminal), and keeps the agent's answer, whose
     /// capabilities choose the `mcpServers` entry later.
     ///
     /// # Errors
-    /// [`AcpError::Timeout`], [`AcpError::Closed`] or [`AcpError::Agent`]
-    /// as the agent fails to answer; [`AcpError::Protocol`] when it speaks
-    /// another ACP version.
+    /// [`AcpError::Timeout`], [`AcpError::Closed`] (at once, when the agent
+    /// exits) or [`AcpError::Agent`] as the agent fails to answer;
+    /// [`AcpError::Protocol`] when it speaks another ACP version or sends
+    /// a message past [`Agent::set_max_message_bytes`].
     pub fn initialize(&mut self) -> Result<&Value, AcpError> {
         let params = json!({
             "protocolVersion": ACP_VERSION,
@@ -340,7 +404,7 @@ impl Agent {
 impl Drop for Agent {
     fn drop(&mut self) {
         self.pipes.close_input();
-        self.group.end();
+        lock(&self.group).end();
     }
 }
 
@@ -364,6 +428,12 @@ fn lost(method: &str, silence: Silence, waited: Duration) -> AcpError {
             method: method.to_owned(),
             reason,
         },
+        Silence::TooLarge { size, limit } => AcpError::protocol(
+            method,
+            format!(
+                "the agent sent a message of {size} bytes, past the limit of {limit} bytes, so it was skipped unread; raise Agent::set_max_message_bytes if its messages are really that large"
+            ),
+        ),
     }
 }
 

@@ -2,46 +2,86 @@
 //!
 //! The reading and writing threads are the shared ones of
 //! [`crate::child`]; here the agent's messages go into a channel, so that
-//! every wait of the driver has a deadline.
+//! every wait of the driver has a deadline, and the news that the agent is
+//! gone (its exit status, its last stderr lines) ends the wait at once.
+//!
+//! The agent's stderr is piped, not inherited: each line is copied to this
+//! program's stderr as it comes (so the user sees what they saw before),
+//! or handed to the application's hook, and the last few go into the
+//! error when the agent dies — where the reason usually is (a missing key,
+//! a login needed, a crash).
 
-use std::process::{ChildStdin, ChildStdout};
+use std::process::{ChildStderr, ChildStdin, ChildStdout};
+use std::sync::atomic::AtomicUsize;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::time::Instant;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::child::{read_messages, Input};
+use crate::child::{Group, Incoming, Input, Watch};
+use crate::sync::lock;
 
 /// Who the child is, in the messages of a broken pipe.
 const WHO: &str = "the agent";
+
+/// How long a broken input waits for the news of the agent's end, which
+/// says more (its exit status, its stderr) than the broken pipe.
+const GONE_WAIT: Duration = Duration::from_millis(500);
+
+/// Where the agent's stderr lines go, once the application says
+/// ([`Agent::on_stderr`](super::Agent::on_stderr)); this program's stderr
+/// until then.
+pub(super) type StderrHook = Arc<Mutex<Option<Box<dyn FnMut(&str) + Send>>>>;
 
 /// What waiting for the agent came to, when no message came.
 #[derive(Debug)]
 pub(super) enum Silence {
     /// The deadline passed.
     Timeout,
-    /// The agent's output ended or failed, or its input broke: it is gone.
+    /// The agent's output ended or failed, its process exited, or its
+    /// input broke: it is gone.
     Closed(String),
+    /// The agent wrote a line of `size` bytes, past the limit.
+    TooLarge { size: u64, limit: usize },
 }
 
 /// The two directions of the conversation with the agent.
 pub(super) struct Pipes {
     input: Input,
-    incoming: Receiver<Result<Value, String>>,
+    incoming: Receiver<Incoming>,
+    /// Why the agent is gone, once that news came: every later wait ends
+    /// with it too.
+    gone: OnceLock<String>,
     next_id: u64,
 }
 
 impl Pipes {
-    /// Starts the reader and writer threads.
-    pub(super) fn start(stdin: ChildStdin, stdout: ChildStdout) -> std::io::Result<Pipes> {
+    /// Starts the threads on the agent's pipes and the watch on its
+    /// process; a line past `max_line` bytes is skipped.
+    pub(super) fn start(
+        group: &Arc<Mutex<Group>>,
+        (stdin, stdout, stderr): (ChildStdin, ChildStdout, ChildStderr),
+        max_line: Arc<AtomicUsize>,
+        stderr_hook: StderrHook,
+    ) -> std::io::Result<Pipes> {
         let (sender, incoming) = mpsc::channel();
-        read_messages(stdout, "acp-agent-output".into(), WHO, move |item| {
-            sender.send(item).is_ok()
-        })?;
+        let watch = Watch {
+            who: WHO,
+            name: "acp-agent".into(),
+            max_line,
+            on_stderr: Box::new(move |line| match lock(&stderr_hook).as_mut() {
+                Some(hook) => hook(line),
+                // As if the agent shared this program's stderr.
+                None => eprintln!("{line}"),
+            }),
+        };
+        watch.start(group, stdout, stderr, move |item| sender.send(item).is_ok())?;
         let input = Input::start(stdin, "acp-agent-input".into(), WHO)?;
         Ok(Pipes {
             input,
             incoming,
+            gone: OnceLock::new(),
             next_id: 0,
         })
     }
@@ -56,7 +96,26 @@ impl Pipes {
     pub(super) fn send(&self, message: &Value) -> Result<(), Silence> {
         // Writing a Value into a Vec cannot fail.
         let line = serde_json::to_vec(message).unwrap_or_default();
-        self.input.send_bytes(line).map_err(Silence::Closed)
+        self.input
+            .send_bytes(line)
+            .map_err(|broken| Silence::Closed(self.why_gone(broken)))
+    }
+
+    /// Why the agent is gone, given that its input broke for `broken`:
+    /// the news of its end, should it come soon (what else it said is of
+    /// no use now), else `broken`.
+    fn why_gone(&self, broken: String) -> String {
+        let deadline = Instant::now() + GONE_WAIT;
+        loop {
+            if let Some(why) = self.gone.get() {
+                return why.clone();
+            }
+            match self.recv(deadline) {
+                Err(Silence::Closed(why)) => return why,
+                Err(Silence::Timeout) => return broken,
+                Ok(_) | Err(Silence::TooLarge { .. }) => {}
+            }
+        }
     }
 
     /// Sends request `id`.
@@ -78,10 +137,14 @@ impl Pipes {
 
     /// The next message, waiting at most until `deadline`.
     pub(super) fn recv(&self, deadline: Instant) -> Result<Value, Silence> {
+        if let Some(why) = self.gone.get() {
+            return Err(Silence::Closed(why.clone()));
+        }
         let left = deadline.saturating_duration_since(Instant::now());
         match self.incoming.recv_timeout(left) {
-            Ok(Ok(message)) => Ok(message),
-            Ok(Err(why)) => Err(Silence::Closed(why)),
+            Ok(Incoming::Message(message)) => Ok(message),
+            Ok(Incoming::Oversize { size, limit }) => Err(Silence::TooLarge { size, limit }),
+            Ok(Incoming::Gone(why)) => Err(Silence::Closed(self.gone.get_or_init(|| why).clone())),
             Err(RecvTimeoutError::Timeout) => Err(Silence::Timeout),
             Err(RecvTimeoutError::Disconnected) => {
                 Err(Silence::Closed("the agent's output ended".into()))

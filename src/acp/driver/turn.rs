@@ -177,9 +177,12 @@ impl<'a> Prompt<'a> {
     ///
     /// # Errors
     /// [`AcpError::Timeout`] when the agent did not answer the cancel
-    /// either; [`AcpError::Closed`] when it went away;
-    /// [`AcpError::Agent`] when it refused the prompt;
-    /// [`AcpError::Protocol`] for an answer without a `stopReason`.
+    /// either; [`AcpError::Closed`] at once when it went away (naming its
+    /// exit status and last stderr lines); [`AcpError::Agent`] when it
+    /// refused the prompt; [`AcpError::Protocol`] for an answer without a
+    /// `stopReason`, or a message past
+    /// [`Agent::set_max_message_bytes`](super::Agent::set_max_message_bytes)
+    /// (the turn is cancelled with `session/cancel` on its way out).
     pub fn run(self) -> Result<TurnSummary, AcpError> {
         const METHOD: &str = "session/prompt";
         let Prompt {
@@ -216,8 +219,17 @@ impl<'a> Prompt<'a> {
             let until = cancelled_until
                 .unwrap_or(deadline)
                 .min(Instant::now() + CANCEL_POLL);
-            if let Some(result) = agent.wait(id, METHOD, until, &mut turn)? {
-                break result;
+            match agent.wait(id, METHOD, until, &mut turn) {
+                Ok(Some(result)) => break result,
+                Ok(None) => {}
+                Err(err @ AcpError::Protocol { .. }) => {
+                    // A message too large to read: the agent runs on, so
+                    // it is told the turn is over.
+                    let _ = agent.pipes.send(&json!({"jsonrpc": "2.0",
+                        "method": "session/cancel", "params": {"sessionId": session_id}}));
+                    return Err(err);
+                }
+                Err(err) => return Err(err),
             }
             let now = Instant::now();
             match cancelled_until {

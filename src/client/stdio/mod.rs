@@ -19,11 +19,9 @@ mod route;
 mod server;
 
 use std::fmt;
-use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex, Weak};
-use std::thread;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
@@ -38,7 +36,7 @@ use super::error::ClientError;
 use super::rpc::{self, Identity, Mode};
 use super::tools::{self, ToolInfo, ToolResult};
 use super::{call_params, ServerInfo};
-use crate::child::{read_messages, read_stderr, Group, Input};
+use crate::child::{Group, Input, Watch};
 use crate::model::jsonrpc::RpcError;
 use crate::model::Revision;
 use crate::sync::lock;
@@ -48,9 +46,6 @@ pub(super) type Callback = Arc<dyn Fn() + Send + Sync>;
 
 /// Who the child is, in the messages of a broken pipe.
 const WHO: &str = "the MCP server";
-
-/// How often the exit watch looks at the server's process.
-const EXIT_POLL: Duration = Duration::from_millis(200);
 
 /// Keys of the cancel handles' wakers, unique in the process: one handle
 /// may serve calls of several clients.
@@ -70,10 +65,13 @@ static NEXT_WAKER: AtomicU64 = AtomicU64::new(1);
 /// status or the last line the server wrote to stderr — and so does every
 /// later one; connect again to start a new server
 /// ([`McpServerLayer`](crate::McpServerLayer) does so by itself). The exit
-/// is looked for five times a second, because a launcher such as `npx`
-/// killed on its own leaves the real server holding the pipes: the output
-/// never ends, but the process the client started is gone, and the rest
-/// of its group is then ended too.
+/// is noticed at once when the output ends with it, and within a tenth of
+/// a second when it does not — a launcher such as `npx` killed on its own
+/// leaves the real server holding the pipes: the output never ends, but
+/// the process the client started is gone, and the rest of its group is
+/// then ended too. A message longer than
+/// [`StdioServer::max_message_bytes`] is skipped unread and fails the
+/// request it answered ([`ClientError::MessageTooLarge`]).
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -116,11 +114,11 @@ impl StdioClient {
             source,
         };
         let mut command = config.command();
-        command.stderr(Stdio::piped());
-        let (mut group, stdin, stdout) = Group::spawn(&mut command).map_err(spawn_error)?;
+        let (mut group, stdin, stdout, stderr) = Group::spawn(&mut command).map_err(spawn_error)?;
         group.set_exit_grace(config.exit_grace);
         let pid = group.id();
         // From here on, an early return drops `group`, which ends the child.
+        let group = Arc::new(Mutex::new(group));
         let input =
             Input::start(stdin, format!("mcp-stdio-input-{pid}"), WHO).map_err(spawn_error)?;
         let router = Arc::new(Router::new(
@@ -128,40 +126,20 @@ impl StdioClient {
             config.on_tools_changed.clone(),
             config.on_log.clone(),
         ));
-        match group.take_stderr() {
-            Some(stderr) => {
-                let (lines, on_stderr) = (Arc::clone(&router), config.on_stderr.clone());
-                let ended = Arc::clone(&router);
-                read_stderr(
-                    stderr,
-                    format!("mcp-stdio-stderr-{pid}"),
-                    move |line| {
-                        lines.stderr_line(line);
-                        match &on_stderr {
-                            Some(callback) => callback(line),
-                            // As if the server shared this process's stderr.
-                            None => eprintln!("{line}"),
-                        }
-                    },
-                    move || ended.stderr_end(),
-                )
-                .map_err(spawn_error)?;
-            }
-            None => router.stderr_end(),
-        }
+        let on_stderr = config.on_stderr.clone();
+        let watch = Watch {
+            who: WHO,
+            name: format!("mcp-stdio-{pid}"),
+            max_line: Arc::new(AtomicUsize::new(config.max_message_bytes)),
+            on_stderr: Box::new(move |line| match &on_stderr {
+                Some(callback) => callback(line),
+                // As if the server shared this process's stderr.
+                None => eprintln!("{line}"),
+            }),
+        };
         let reader = Arc::clone(&router);
-        read_messages(
-            stdout,
-            format!("mcp-stdio-output-{pid}"),
-            WHO,
-            move |item| reader.receive(item),
-        )
-        .map_err(spawn_error)?;
-        let group = Arc::new(Mutex::new(group));
-        let (watched, watcher) = (Arc::downgrade(&group), Arc::clone(&router));
-        thread::Builder::new()
-            .name(format!("mcp-stdio-exit-{pid}"))
-            .spawn(move || watch_exit(&watched, &watcher, pid))
+        watch
+            .start(&group, stdout, stderr, move |item| reader.receive(item))
             .map_err(spawn_error)?;
         let mut client = StdioClient {
             router,
@@ -425,6 +403,13 @@ impl StdioClient {
                     return Err(ClientError::Cancelled);
                 }
                 Delivery::Closed(reason) => return Err(ClientError::Closed { reason }),
+                Delivery::TooLarge { size, limit } => {
+                    return Err(ClientError::MessageTooLarge {
+                        server: self.program.clone(),
+                        size,
+                        limit,
+                    })
+                }
             }
         }
     }
@@ -453,26 +438,6 @@ impl Drop for Waiter<'_> {
         self.router.unregister(self.id);
         if let Some((cancel, key)) = &self.cancel {
             cancel.forget(*key);
-        }
-    }
-}
-
-/// The exit watch: looks every [`EXIT_POLL`] whether the server's process
-/// exited, until the client is dropped. A launcher (`npx`, a shell script)
-/// killed on its own leaves the real server running with the pipes open,
-/// so the output never ends; its exit is then the news that the server is
-/// gone: every waiting call fails at once, and the rest of its process
-/// group is ended.
-fn watch_exit(group: &Weak<Mutex<Group>>, router: &Router, pid: u32) {
-    loop {
-        thread::sleep(EXIT_POLL);
-        let Some(group) = group.upgrade() else { return };
-        let mut group = lock(&group);
-        if let Some(status) = group.exited() {
-            router.close(format!("its process {pid} exited ({status})"));
-            router.close_input();
-            group.end();
-            return;
         }
     }
 }

@@ -16,18 +16,21 @@
 //!   withdraws it ([`ServerRequest::withdrawn`]): the call's handler may
 //!   stop waiting, and its answer is not sent.
 //! - `notifications/tools/list_changed` calls the client's callback.
+//! - A line too long to read ([`Incoming::Oversize`]) says nothing of its
+//!   id, so it fails the only request waiting, or every waiting one: one of
+//!   them waits for it, and a guess could fail the wrong one while the
+//!   right one waits out its timeout.
 //! - The end of the server's output, or the exit of its process (which a
 //!   launcher's orphaned child may outlive, holding the output open), fails
 //!   every waiting request.
 
 use std::collections::HashMap;
 use std::sync::mpsc::Sender;
-use std::sync::{Condvar, Mutex};
-use std::time::Duration;
+use std::sync::Mutex;
 
 use serde_json::{json, Map, Value};
 
-use crate::child::Input;
+use crate::child::{Incoming, Input};
 use crate::client::answer::{cancelled_request, response_body, Refusal, ServerRequest, Withdrawal};
 use crate::client::call::{LogMessage, Progress};
 use crate::client::rpc::read_error;
@@ -35,10 +38,6 @@ use crate::model::jsonrpc::RpcError;
 use crate::sync::lock;
 
 use super::server::LogCallback;
-
-/// How long the end of the server's output waits for the end of its
-/// stderr, so that the last thing it said makes it into the error.
-const STDERR_SETTLE: Duration = Duration::from_millis(200);
 
 /// JSON-RPC's code for a method the receiver does not handle.
 const METHOD_NOT_FOUND: i64 = -32601;
@@ -59,6 +58,9 @@ pub(super) enum Delivery {
     Cancelled,
     /// The server is gone.
     Closed(String),
+    /// The server wrote a message past the limit, which may have been the
+    /// answer (see the module docs).
+    TooLarge { size: u64, limit: usize },
 }
 
 /// One request waiting for its response.
@@ -77,10 +79,6 @@ struct State {
     questions: HashMap<String, (u64, Withdrawal)>,
     /// Why the server is gone, once it is.
     closed: Option<String>,
-    /// The last line the server wrote to stderr.
-    last_stderr: Option<String>,
-    /// Whether the server's stderr has ended (or is not read).
-    stderr_ended: bool,
 }
 
 /// Where the router writes to the server: its stdin (`Input`), or in the
@@ -107,7 +105,6 @@ impl Output for Input {
 pub(super) struct Router {
     input: Mutex<Box<dyn Output>>,
     state: Mutex<State>,
-    stderr_ended: Condvar,
     on_tools_changed: Option<super::Callback>,
     /// Where a log message that belongs to no one call goes.
     on_log: Option<LogCallback>,
@@ -122,7 +119,6 @@ impl Router {
         Router {
             input: Mutex::new(input),
             state: Mutex::new(State::default()),
-            stderr_ended: Condvar::new(),
             on_tools_changed,
             on_log,
         }
@@ -169,48 +165,34 @@ impl Router {
         lock(&self.state).closed.clone()
     }
 
-    /// Keeps `line` as the last thing the server wrote to stderr.
-    pub(super) fn stderr_line(&self, line: &str) {
-        lock(&self.state).last_stderr = Some(line.to_owned());
-    }
-
-    /// Notes that the server's stderr has ended.
-    pub(super) fn stderr_end(&self) {
-        lock(&self.state).stderr_ended = true;
-        self.stderr_ended.notify_all();
-    }
-
-    /// Takes one item of the reader thread; `false` once the output ended.
-    pub(super) fn receive(&self, item: Result<Value, String>) -> bool {
+    /// Takes one item of the reader; `false` once the server is gone.
+    pub(super) fn receive(&self, item: Incoming) -> bool {
         match item {
-            Ok(message) => {
-                self.route(message);
-                true
+            Incoming::Message(message) => self.route(message),
+            Incoming::Oversize { size, limit } => {
+                let state = lock(&self.state);
+                for waiting in state.waiting.values() {
+                    let _ = waiting.deliver.send(Delivery::TooLarge { size, limit });
+                }
             }
-            Err(reason) => {
+            Incoming::Gone(reason) => {
                 self.close(reason);
-                false
+                // Whatever it started may still read: say goodbye.
+                self.close_input();
+                return false;
             }
         }
+        true
     }
 
     /// Fails every waiting request, and every later one, with `reason`
-    /// (and the last stderr line, once stderr has had a moment to end).
-    /// The first reason stays: the end of the output and the exit of the
-    /// process are two views of one death.
+    /// (which carries the exit status and the last lines of stderr). The
+    /// first reason stays.
     pub(super) fn close(&self, reason: String) {
-        let state = lock(&self.state);
-        let (mut state, _) = self
-            .stderr_ended
-            .wait_timeout_while(state, STDERR_SETTLE, |state| !state.stderr_ended)
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut state = lock(&self.state);
         if state.closed.is_some() {
             return;
         }
-        let reason = match &state.last_stderr {
-            Some(line) => format!("{reason}; the last line it wrote to stderr: {line}"),
-            None => reason,
-        };
         state.closed = Some(reason.clone());
         for (_, waiting) in state.waiting.drain() {
             let _ = waiting.deliver.send(Delivery::Closed(reason.clone()));
@@ -375,7 +357,6 @@ mod tests {
     fn router() -> (Router, Record) {
         let record = Record::default();
         let router = Router::new(Box::new(record.clone()), None, None);
-        router.stderr_end();
         (router, record)
     }
 
@@ -389,15 +370,17 @@ mod tests {
         let (router, _) = router();
         let (first, to_first) = waiting(&router, true);
         let (second, to_second) = waiting(&router, false);
-        router.receive(Ok(
+        router.receive(Incoming::Message(
             json!({"jsonrpc": "2.0", "method": "notifications/progress",
             "params": {"progressToken": first, "progress": 1}}),
         ));
-        router.receive(Ok(
+        router.receive(Incoming::Message(
             json!({"jsonrpc": "2.0", "id": second, "error": {"code": -32601, "message": "no"}}),
         ));
-        router.receive(Ok(json!({"jsonrpc": "2.0", "id": 99, "result": {}})));
-        router.receive(Ok(
+        router.receive(Incoming::Message(
+            json!({"jsonrpc": "2.0", "id": 99, "result": {}}),
+        ));
+        router.receive(Incoming::Message(
             json!({"jsonrpc": "2.0", "id": first, "result": {"ok": true}}),
         ));
         assert!(matches!(to_first.try_recv(), Ok(Delivery::Progress(p)) if p.progress == 1.0));
@@ -407,7 +390,9 @@ mod tests {
         assert!(matches!(to_second.try_recv(), Ok(Delivery::Reply(Err(e))) if e.code == -32601));
         assert!(to_first.try_recv().is_err() && to_second.try_recv().is_err());
         // An answer ends its request: a second one goes nowhere.
-        router.receive(Ok(json!({"jsonrpc": "2.0", "id": first, "result": {}})));
+        router.receive(Incoming::Message(
+            json!({"jsonrpc": "2.0", "id": first, "result": {}}),
+        ));
         assert!(to_first.try_recv().is_err());
     }
 
@@ -421,16 +406,16 @@ mod tests {
         // A request that is not a call (a listing) takes neither.
         let (_, listing) = waiting(&router, false);
         let (_, to_one) = waiting(&router, true);
-        router.receive(Ok(question.clone()));
-        router.receive(Ok(log.clone()));
+        router.receive(Incoming::Message(question.clone()));
+        router.receive(Incoming::Message(log.clone()));
         assert!(matches!(to_one.try_recv(), Ok(Delivery::Ask { id, .. }) if id == "q"));
         assert!(matches!(to_one.try_recv(), Ok(Delivery::Log(m)) if m.data == "x"));
         assert!(listing.try_recv().is_err());
         assert!(lock(&written.0).is_empty(), "nothing refused");
 
         let (_, to_two) = waiting(&router, true);
-        router.receive(Ok(question));
-        router.receive(Ok(log));
+        router.receive(Incoming::Message(question));
+        router.receive(Incoming::Message(log));
         assert!(to_one.try_recv().is_err() && to_two.try_recv().is_err());
         let refused = lock(&written.0).clone();
         assert_eq!(refused.len(), 1);
@@ -450,8 +435,8 @@ mod tests {
             json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
             "params": {"requestId": id, "reason": "too late"}})
         };
-        router.receive(Ok(ask("q1")));
-        router.receive(Ok(ask("q2")));
+        router.receive(Incoming::Message(ask("q1")));
+        router.receive(Incoming::Message(ask("q2")));
         let mut questions = Vec::new();
         while let Ok(Delivery::Ask { request, .. }) = to_call.try_recv() {
             questions.push(request);
@@ -459,24 +444,24 @@ mod tests {
         assert_eq!(questions.len(), 2);
         // Not a question (the call's own id), an unknown one, and a
         // number where the question's id is a string: none is withdrawn.
-        router.receive(Ok(cancel(json!(call))));
-        router.receive(Ok(cancel(json!("q9"))));
-        router.receive(Ok(cancel(json!(1))));
+        router.receive(Incoming::Message(cancel(json!(call))));
+        router.receive(Incoming::Message(cancel(json!("q9"))));
+        router.receive(Incoming::Message(cancel(json!(1))));
         assert!(questions.iter().all(|q| q.withdrawn().is_none()));
-        router.receive(Ok(cancel(json!("q1"))));
+        router.receive(Incoming::Message(cancel(json!("q1"))));
         assert_eq!(questions[0].withdrawn().as_deref(), Some("too late"));
         assert_eq!(questions[1].withdrawn(), None);
         // An answered question is forgotten: a late cancellation of it
         // changes nothing.
         router.question_done(&json!("q2"));
-        router.receive(Ok(cancel(json!("q2"))));
+        router.receive(Incoming::Message(cancel(json!("q2"))));
         assert_eq!(questions[1].withdrawn(), None);
         assert!(
             lock(&written.0).is_empty(),
             "a cancellation is not answered"
         );
         // The end of a call forgets its questions.
-        router.receive(Ok(ask("q3")));
+        router.receive(Incoming::Message(ask("q3")));
         assert!(matches!(to_call.try_recv(), Ok(Delivery::Ask { .. })));
         router.unregister(call);
         assert!(lock(&router.state).questions.is_empty());
@@ -486,8 +471,10 @@ mod tests {
     fn ping_is_answered_an_unknown_request_refused_and_the_end_fails_every_request() {
         let (router, written) = router();
         let (_, to_call) = waiting(&router, true);
-        router.receive(Ok(json!({"jsonrpc": "2.0", "id": 7, "method": "ping"})));
-        router.receive(Ok(
+        router.receive(Incoming::Message(
+            json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}),
+        ));
+        router.receive(Incoming::Message(
             json!({"jsonrpc": "2.0", "id": 8, "method": "tasks/get"}),
         ));
         assert_eq!(
@@ -500,22 +487,42 @@ mod tests {
         );
         assert!(to_call.try_recv().is_err(), "neither reached the call");
 
-        router.stderr_line("fatal: no config");
-        assert!(!router.receive(Err("the MCP server closed its output".into())));
+        let reason = "the MCP server's process 9 exited (exit status: 3); the last line it wrote to stderr: fatal: no config";
+        assert!(!router.receive(Incoming::Gone(reason.into())));
         match to_call.try_recv() {
-            Ok(Delivery::Closed(reason)) => assert_eq!(
-                reason,
-                "the MCP server closed its output; the last line it wrote to stderr: fatal: no config"
-            ),
+            Ok(Delivery::Closed(got)) => assert_eq!(got, reason),
             other => panic!("{other:?}"),
         }
         let (later, _) = mpsc::channel();
         assert!(router.register(later, true).is_err());
         // The first reason stays.
-        router.close("its process exited".into());
-        assert!(router
-            .closed()
-            .unwrap()
-            .starts_with("the MCP server closed"));
+        router.close("its output ended".into());
+        assert_eq!(router.closed().unwrap(), reason);
+    }
+
+    #[test]
+    fn a_line_too_long_to_read_fails_the_only_request_or_every_one_and_later_ones_go_on() {
+        let (router, _) = router();
+        let too_large = || Incoming::Oversize {
+            size: 100,
+            limit: 10,
+        };
+        let (_, only) = waiting(&router, true);
+        assert!(router.receive(too_large()), "the server runs on");
+        assert!(matches!(
+            only.try_recv(),
+            Ok(Delivery::TooLarge {
+                size: 100,
+                limit: 10
+            })
+        ));
+        let (_, second) = waiting(&router, false);
+        assert!(router.receive(too_large()));
+        assert!(matches!(only.try_recv(), Ok(Delivery::TooLarge { .. })));
+        assert!(matches!(second.try_recv(), Ok(Delivery::TooLarge { .. })));
+        // Not the end of the server: a new request is taken.
+        let (later, _) = mpsc::channel();
+        assert!(router.register(later, true).is_ok());
+        assert!(router.closed().is_none());
     }
 }

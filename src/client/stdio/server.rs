@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::{Callback, StdioClient};
-use crate::child::EXIT_GRACE;
+use crate::child::{DEFAULT_MAX_MESSAGE_BYTES, EXIT_GRACE};
 use crate::client::builder::DEFAULT_TIMEOUT;
 use crate::client::call::LogMessage;
 use crate::client::error::ClientError;
@@ -53,6 +53,7 @@ pub struct StdioServer {
     pub(super) cwd: Option<PathBuf>,
     pub(super) timeout: Duration,
     pub(super) exit_grace: Duration,
+    pub(super) max_message_bytes: usize,
     pub(super) identity: Identity,
     pub(super) on_stderr: Option<StderrCallback>,
     pub(super) on_tools_changed: Option<Callback>,
@@ -71,6 +72,7 @@ impl StdioServer {
             cwd: None,
             timeout: DEFAULT_TIMEOUT,
             exit_grace: EXIT_GRACE,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             identity: Identity {
                 name: "toolhost-client".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
@@ -139,6 +141,19 @@ impl StdioServer {
     #[must_use]
     pub fn exit_grace(mut self, grace: Duration) -> StdioServer {
         self.exit_grace = grace;
+        self
+    }
+
+    /// The longest message the server may write, in bytes, one line of
+    /// JSON-RPC (default [`DEFAULT_MAX_MESSAGE_BYTES`](crate::client::DEFAULT_MAX_MESSAGE_BYTES),
+    /// 16 MiB). A longer line is skipped while it is read, never buffered
+    /// whole, so a runaway server costs this process at most about the
+    /// limit; the request it answered fails with
+    /// [`ClientError::MessageTooLarge`] (see there which requests), and the
+    /// server runs on.
+    #[must_use]
+    pub fn max_message_bytes(mut self, bytes: usize) -> StdioServer {
+        self.max_message_bytes = bytes;
         self
     }
 
@@ -256,6 +271,7 @@ impl fmt::Debug for StdioServer {
             .field("cwd", &self.cwd)
             .field("timeout", &self.timeout)
             .field("exit_grace", &self.exit_grace)
+            .field("max_message_bytes", &self.max_message_bytes)
             .finish_non_exhaustive()
     }
 }
