@@ -587,3 +587,31 @@ fn a_builders_debug_shows_neither_the_url_nor_its_credentials() {
         "{shown}"
     );
 }
+
+#[test]
+fn oversized_stdio_results_and_notifications_are_skipped_unread_and_the_server_runs_on() {
+    let layer = McpServerLayer::stdio("big", misbehaving("huge", None))
+        .max_message_bytes(256 << 10)
+        .connect()
+        .unwrap();
+    let pid = layer.process_id().unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![("big", layer.clone())]);
+    let mut client = session.client().unwrap();
+    for tool in ["big_huge", "big_noisy"] {
+        let refused = client.call_tool(tool, json!({})).unwrap();
+        assert!(refused.is_error, "{tool}");
+        let text = refused.text();
+        assert!(
+            text.contains("\"big\"")
+                && text.contains("262144")
+                && text.contains("McpServerBuilder::max_message_bytes"),
+            "{tool}: {text}"
+        );
+    }
+    // The same process answers what fits: it was never restarted.
+    let fine = client.call_tool("big_small", json!({})).unwrap();
+    assert_eq!((fine.text(), fine.is_error), ("small".to_owned(), false));
+    assert_eq!(layer.process_id(), Some(pid));
+    assert!(ready(&layer));
+}

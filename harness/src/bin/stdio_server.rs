@@ -24,7 +24,10 @@
 //!   - `hang FILE`: lists `wait`, which answers only once the file `FILE`
 //!     exists (every call held until then answered at once), and `ping`,
 //!     which answers at once;
-//!   - `crash`: lists `crash`, which makes it exit mid-call, and `ping`.
+//!   - `crash`: lists `crash`, which makes it exit mid-call, and `ping`;
+//!   - `huge`: lists `huge`, whose result is 2 MiB of text, `noisy`,
+//!     which sends a 2 MiB progress message before it answers `ok`, and
+//!     `small`, which answers `small`.
 //!
 //! Otherwise it says what it needs on stderr and exits with status 2.
 
@@ -158,6 +161,7 @@ fn misbehaving_tools(mode: &str) -> Value {
         ]),
         "hang" => json!([tool("wait"), tool("ping")]),
         "crash" => json!([tool("crash"), tool("ping")]),
+        "huge" => json!([tool("huge"), tool("noisy"), tool("small")]),
         _ => json!([]),
     }
 }
@@ -216,6 +220,15 @@ fn misbehave(mode: &str, file: Option<&str>) -> io::Result<()> {
                     }
                 }
                 Some("crash") => std::process::exit(1),
+                Some("huge") => send(answer(&id, &"x".repeat(2 << 20)))?,
+                Some("noisy") => {
+                    let token = message["params"]["_meta"]["progressToken"].clone();
+                    send(
+                        json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+                        "progressToken": token, "progress": 1, "message": "y".repeat(2 << 20)}}),
+                    )?;
+                    send(answer(&id, "ok"))?;
+                }
                 Some(other) => send(answer(&id, other))?,
                 None => {}
             },
