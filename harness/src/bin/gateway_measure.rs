@@ -20,8 +20,11 @@
 //!   upstream (a child process of this program) returns a 48 MiB result;
 //!   `BYTES` sets the layer's `max_message_bytes` (default: the layer's
 //!   default, 4 MiB).
+//! - `rss-stdio [BYTES]`: the same with a stdio upstream (this program
+//!   again, as `stdio-huge`), whose 48 MiB result is one line.
 //! - `remote-huge`: the upstream of `rss` (prints its URL and
 //!   authorization, serves until stdin closes).
+//! - `stdio-huge`: the upstream of `rss-stdio`, a stdio MCP server.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, ExitCode, Stdio};
@@ -46,7 +49,9 @@ fn main() -> ExitCode {
                 .map_or("target/release/examples/gateway", String::as_str),
         ),
         Some("rss") => rss(args.get(1).and_then(|b| b.parse().ok())),
+        Some("rss-stdio") => rss_stdio(args.get(1).and_then(|b| b.parse().ok())),
         Some("remote-huge") => remote_huge(),
+        Some("stdio-huge") => stdio_huge(),
         _ => {
             eprintln!(
                 "usage: gateway_measure latency | first-line PATH | rss [BYTES] | remote-huge"
@@ -203,6 +208,45 @@ fn memory() -> (u64, u64) {
     (field("VmHWM:"), field("VmRSS:"))
 }
 
+fn rss_stdio(max_message: Option<usize>) {
+    let server =
+        toolhost::client::StdioServer::new(std::env::current_exe().unwrap()).arg("stdio-huge");
+    let mut builder = McpServerLayer::stdio("up", server);
+    if let Some(bytes) = max_message {
+        builder = builder.max_message_bytes(bytes);
+    }
+    measure_huge(builder.connect().unwrap(), max_message, "stdio");
+}
+
+fn stdio_huge() {
+    let mut out = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(&line.unwrap()) else {
+            continue;
+        };
+        let id = message["id"].clone();
+        let result = match message["method"].as_str() {
+            Some("initialize") => json!({"protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}}, "serverInfo": {"name": "huge", "version": "1"}}),
+            Some("tools/list") => {
+                json!({"tools": [{"name": "huge", "inputSchema": {"type": "object"}}]})
+            }
+            Some("tools/call") => {
+                json!({"content": [{"type": "text", "text": "x".repeat(48 << 20)}]})
+            }
+            Some("ping") => json!({}),
+            _ => continue,
+        };
+        writeln!(
+            out,
+            "{}",
+            json!({"jsonrpc": "2.0", "id": id, "result": result})
+        )
+        .unwrap();
+        out.flush().unwrap();
+    }
+}
+
 fn rss(max_message: Option<usize>) {
     let mut remote = Command::new(std::env::current_exe().unwrap())
         .arg("remote-huge")
@@ -224,7 +268,14 @@ fn rss(max_message: Option<usize>) {
     if let Some(bytes) = max_message {
         builder = builder.max_message_bytes(bytes);
     }
-    let layer = builder.connect().unwrap();
+    measure_huge(builder.connect().unwrap(), max_message, "HTTP");
+    drop(remote.stdin.take());
+    let _ = remote.wait();
+}
+
+/// Calls the 48 MiB tool of `layer` through a gateway and prints the
+/// process's memory before and after.
+fn measure_huge(layer: McpServerLayer, max_message: Option<usize>, transport: &str) {
     let host = ToolHost::bind(HostConfig::default()).unwrap();
     let session = host.open_session(
         LayeredSurface::builder()
@@ -232,7 +283,12 @@ fn rss(max_message: Option<usize>) {
             .layer("up", layer)
             .build(),
     );
-    let mut client = session.client().unwrap();
+    // The agent reads anything: what the gateway lets through is measured.
+    let mut client = session
+        .client_builder()
+        .max_message_bytes(1 << 30)
+        .connect()
+        .unwrap();
     client.call_tool("echo", json!({"text": "warm"})).unwrap();
     let (idle_peak, idle_now) = memory();
     let result = client.call_tool("up_huge", json!({})).unwrap();
@@ -244,7 +300,7 @@ fn rss(max_message: Option<usize>) {
     drop(result);
     let (peak, now) = memory();
     println!(
-        "48 MiB upstream result, max_message_bytes {}: {summary}",
+        "48 MiB {transport} upstream result, max_message_bytes {}: {summary}",
         max_message.map_or("default (4 MiB)".to_owned(), |b| b.to_string())
     );
     println!(
@@ -255,8 +311,6 @@ fn rss(max_message: Option<usize>) {
         now / 1024,
         peak.saturating_sub(idle_now) / 1024
     );
-    drop(remote.stdin.take());
-    let _ = remote.wait();
 }
 
 fn remote_huge() {
