@@ -132,6 +132,21 @@ fn latency() {
     let mut busy = busy_session.client().unwrap();
     let _ = echo_latency(&mut idle, 500); // warm-up
     let _ = echo_latency(&mut busy, 500);
+    // Both idle first: how far apart two equal gateways measure here.
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for _ in 0..20 {
+        a.extend(echo_latency(&mut idle, 100));
+        b.extend(echo_latency(&mut busy, 100));
+    }
+    a.sort_unstable();
+    b.sort_unstable();
+    println!(
+        "both gateways idle (the noise floor): p50 {:?} vs {:?}, p99 {:?} vs {:?}",
+        percentile(&a, 0.5),
+        percentile(&b, 0.5),
+        percentile(&a, 0.99),
+        percentile(&b, 0.99)
+    );
     let stalled: Vec<_> = (0..32)
         .map(|_| {
             let mut client = busy_session.client().unwrap();
