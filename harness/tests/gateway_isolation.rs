@@ -615,3 +615,32 @@ fn oversized_stdio_results_and_notifications_are_skipped_unread_and_the_server_r
     assert_eq!(layer.process_id(), Some(pid));
     assert!(ready(&layer));
 }
+
+#[test]
+fn a_call_to_a_hung_stdio_server_ends_at_its_deadline_and_the_server_is_told_to_stop() {
+    let dir = std::env::temp_dir().join(format!("toolhost-deadline-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let release = dir.join("release");
+    let cancelled = dir.join("release.cancelled");
+    let layer = McpServerLayer::stdio("stuck", misbehaving("hang", Some(&release)))
+        .call_timeout(Duration::from_secs(1))
+        .connect()
+        .unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![("stuck", layer)]);
+    let mut client = session.client().unwrap();
+    assert!(!cancelled.exists());
+    let ended = client.call_tool("stuck_wait", json!({})).unwrap();
+    assert!(ended.is_error);
+    assert!(
+        ended.text().contains("\"stuck\"")
+            && ended.text().contains("McpServerBuilder::call_timeout"),
+        "{}",
+        ended.text()
+    );
+    wait_for("the server told to stop", || cancelled.exists());
+    // A call within its deadline is answered as usual.
+    let pinged = client.call_tool("stuck_ping", json!({})).unwrap();
+    assert_eq!((pinged.text(), pinged.is_error), ("ping".to_owned(), false));
+    let _ = std::fs::remove_dir_all(&dir);
+}

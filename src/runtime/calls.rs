@@ -494,3 +494,22 @@ fn round(timer: &Arc<Timer>, session: Weak<SessionEntry>, every: Duration) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shorter_deadline_wins_and_a_lines_names_the_line() {
+        let secs = Duration::from_secs;
+        let line = CallLine::new("the backend", 1, 1).timeout(secs(5));
+        let plain = CallLine::new("the other", 1, 1);
+        let of = |host, line| Deadline::of(host, line).map(|d| (d.limit, d.line.is_some()));
+        assert_eq!(of(None, None), None);
+        assert_eq!(of(None, Some(&plain)), None);
+        assert_eq!(of(Some(secs(9)), Some(&plain)), Some((secs(9), false)));
+        assert_eq!(of(Some(secs(9)), Some(&line)), Some((secs(5), true)));
+        assert_eq!(of(Some(secs(3)), Some(&line)), Some((secs(3), false)));
+        assert_eq!(of(None, Some(&line)), Some((secs(5), true)));
+    }
+}

@@ -23,7 +23,8 @@
 //!     `io.modelcontextprotocol/serverInfo` beside an ordinary key);
 //!   - `hang FILE`: lists `wait`, which answers only once the file `FILE`
 //!     exists (every call held until then answered at once), and `ping`,
-//!     which answers at once;
+//!     which answers at once; each `notifications/cancelled` it reads adds
+//!     a line to `FILE.cancelled`;
 //!   - `crash`: lists `crash`, which makes it exit mid-call, and `ping`;
 //!   - `huge`: lists `huge`, whose result is 2 MiB of text, `noisy`,
 //!     which sends a 2 MiB progress message before it answers `ok`, and
@@ -233,6 +234,15 @@ fn misbehave(mode: &str, file: Option<&str>) -> io::Result<()> {
                 None => {}
             },
             Some("ping") => send(json!({"jsonrpc": "2.0", "id": id, "result": {}}))?,
+            Some("notifications/cancelled") => {
+                if let Some(file) = file {
+                    let mut log = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(format!("{file}.cancelled"))?;
+                    writeln!(log, "{}", message["params"]["requestId"])?;
+                }
+            }
             _ => {}
         }
     }
