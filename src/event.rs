@@ -35,11 +35,13 @@ pub enum Event {
         outcome: CallResult,
     },
     /// Every call slot was taken, so the call waits in line for one (see
-    /// [`HostConfig::max_concurrent_calls`](crate::HostConfig::max_concurrent_calls)).
+    /// [`HostConfig::max_concurrent_calls`](crate::HostConfig::max_concurrent_calls));
+    /// for a tool with a [`CallLine`](crate::CallLine) of its own (a
+    /// bridged server's), every slot of that line.
     CallQueued {
         /// The tool's name.
         tool: String,
-        /// How many calls wait now, this one included.
+        /// How many calls wait now in the same line, this one included.
         waiting: usize,
     },
     /// A call that waited in line got its slot; [`Event::CallStarted`]
