@@ -288,7 +288,7 @@ impl McpServerBuilder {
                         }
                     })
                     .on_tools_changed(move || changes.want_refresh());
-                let transport = Transport::Stdio(Respawning::new(server));
+                let transport = Transport::Stdio(Respawning::new(server, self.backoff));
                 Inner::new(settings, transport, signal)
             }),
         })
