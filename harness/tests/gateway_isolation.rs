@@ -156,8 +156,10 @@ fn calls_piled_on_a_hung_http_server_leave_the_apps_tools_and_other_servers_serv
     });
 
     // Meanwhile the application's tool and the other server answer, while
-    // not one piled call has.
+    // not one piled call has; the list is answered from what the layers
+    // hold, without asking the hung server.
     let mut client = session.client().unwrap();
+    assert_eq!(names(&mut client), ["echo", "slow_wait", "other_ping"]);
     let echoed = client
         .call_tool("echo", json!({"text": "still here"}))
         .unwrap();
@@ -643,4 +645,38 @@ fn a_call_to_a_hung_stdio_server_ends_at_its_deadline_and_the_server_is_told_to_
     let pinged = client.call_tool("stuck_ping", json!({})).unwrap();
     assert_eq!((pinged.text(), pinged.is_error), ("ping".to_owned(), false));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_tool_list_past_the_limit_keeps_the_server_out_saying_why_and_the_app_serving() {
+    let long = "d".repeat(1 << 20);
+    let (_remote_host, remote_session) = remote(
+        StaticSurface::new()
+            .tool(Tool::new("wordy", long), |_, _| ToolOutcome::text("never"))
+            .unwrap(),
+    );
+    let layer = McpServerLayer::builder("wordy", client_at(&remote_session.url(), &remote_session))
+        .max_message_bytes(256 << 10)
+        .reconnect_backoff(Duration::from_millis(50), Duration::from_millis(200))
+        .start()
+        .unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![("wordy", layer.clone())]);
+    wait_for("failed", || {
+        matches!(layer.status(), ServerStatus::Failed { .. })
+    });
+    let reason = layer.last_error().unwrap();
+    assert!(
+        reason.contains("262144") && reason.contains("McpServerBuilder::max_message_bytes"),
+        "{reason}"
+    );
+    let mut client = session.client().unwrap();
+    assert_eq!(names(&mut client), ["echo"]);
+    assert_eq!(
+        client
+            .call_tool("echo", json!({"text": "x"}))
+            .unwrap()
+            .text(),
+        "x"
+    );
 }

@@ -50,6 +50,17 @@ fn lost(err: &ClientError) -> bool {
     )
 }
 
+/// What went wrong, naming the layer's own setting where the client's
+/// message names the client's.
+fn describe(err: &ClientError) -> String {
+    match err {
+        ClientError::TooLarge { .. } | ClientError::MessageTooLarge { .. } => {
+            format!("{err} — for a layer: McpServerBuilder::max_message_bytes")
+        }
+        _ => err.to_string(),
+    }
+}
+
 /// Runs until the layer is dropped: connects unless `ready`, then
 /// refreshes every `interval` (and when asked), reconnecting whenever the
 /// server is found gone.
@@ -79,7 +90,7 @@ pub(super) fn supervise(
                     failures += 1;
                     let retry_in = inner.backoff.pause(failures);
                     inner.set_status(ServerStatus::Failed {
-                        reason: err.to_string(),
+                        reason: describe(&err),
                         retry_in,
                     });
                     tried = true;
@@ -115,8 +126,9 @@ pub(super) fn supervise(
             Ok(_) => {}
             Err(err) if lost(&err) => ready = rejoin(&inner, layer, err.to_string()),
             Err(err) => inner.report(format!(
-                "MCP server {:?}: could not refresh its tools: {err}",
-                inner.name
+                "MCP server {:?}: could not refresh its tools: {}",
+                inner.name,
+                describe(&err)
             )),
         }
     }
