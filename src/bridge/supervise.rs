@@ -51,12 +51,14 @@ fn lost(err: &ClientError) -> bool {
 }
 
 /// What went wrong, naming the layer's own setting where the client's
-/// message names the client's.
+/// message names the client's, and never the server's URL.
 fn describe(err: &ClientError) -> String {
     match err {
         ClientError::TooLarge { .. } | ClientError::MessageTooLarge { .. } => {
             format!("{err} — for a layer: McpServerBuilder::max_message_bytes")
         }
+        // The URL may be a capability URL: status and events never show it.
+        ClientError::InvalidUrl { problem, .. } => format!("its URL cannot be used: {problem}"),
         _ => err.to_string(),
     }
 }
@@ -124,7 +126,7 @@ pub(super) fn supervise(
         due = interval.map(|every| Instant::now() + every);
         match inner.refresh() {
             Ok(_) => {}
-            Err(err) if lost(&err) => ready = rejoin(&inner, layer, err.to_string()),
+            Err(err) if lost(&err) => ready = rejoin(&inner, layer, describe(&err)),
             Err(err) => inner.report(format!(
                 "MCP server {:?}: could not refresh its tools: {}",
                 inner.name,
@@ -146,7 +148,10 @@ fn rejoin(inner: &Inner, layer: &Weak<Inner>, reason: String) -> bool {
     match inner.establish(layer) {
         Ok(()) => true,
         Err(err) => {
-            inner.leave(format!("{reason}; connecting again failed: {err}"));
+            inner.leave(format!(
+                "{reason}; connecting again failed: {}",
+                describe(&err)
+            ));
             false
         }
     }
