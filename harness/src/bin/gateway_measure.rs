@@ -20,6 +20,8 @@
 //!   upstream (a child process of this program) returns a 48 MiB result;
 //!   `BYTES` sets the layer's `max_message_bytes` (default: the layer's
 //!   default, 4 MiB).
+//! - `rss-sse [BYTES]`: the same, the result coming as the last event of
+//!   an event stream (the upstream reports progress first).
 //! - `rss-stdio [BYTES]`: the same with a stdio upstream (this program
 //!   again, as `stdio-huge`), whose 48 MiB result is one line.
 //! - `remote-huge`: the upstream of `rss` (prints its URL and
@@ -48,9 +50,10 @@ fn main() -> ExitCode {
             args.get(1)
                 .map_or("target/release/examples/gateway", String::as_str),
         ),
-        Some("rss") => rss(args.get(1).and_then(|b| b.parse().ok())),
+        Some("rss") => rss(args.get(1).and_then(|b| b.parse().ok()), false),
+        Some("rss-sse") => rss(args.get(1).and_then(|b| b.parse().ok()), true),
         Some("rss-stdio") => rss_stdio(args.get(1).and_then(|b| b.parse().ok())),
-        Some("remote-huge") => remote_huge(),
+        Some("remote-huge") => remote_huge(args.get(1).is_some_and(|a| a == "sse")),
         Some("stdio-huge") => stdio_huge(),
         _ => {
             eprintln!(
@@ -262,9 +265,10 @@ fn stdio_huge() {
     }
 }
 
-fn rss(max_message: Option<usize>) {
+fn rss(max_message: Option<usize>, sse: bool) {
     let mut remote = Command::new(std::env::current_exe().unwrap())
         .arg("remote-huge")
+        .arg(if sse { "sse" } else { "json" })
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -283,7 +287,12 @@ fn rss(max_message: Option<usize>) {
     if let Some(bytes) = max_message {
         builder = builder.max_message_bytes(bytes);
     }
-    measure_huge(builder.connect().unwrap(), max_message, "HTTP");
+    let transport = if sse {
+        "HTTP (event stream)"
+    } else {
+        "HTTP (JSON body)"
+    };
+    measure_huge(builder.connect().unwrap(), max_message, transport);
     drop(remote.stdin.take());
     let _ = remote.wait();
 }
@@ -328,11 +337,16 @@ fn measure_huge(layer: McpServerLayer, max_message: Option<usize>, transport: &s
     );
 }
 
-fn remote_huge() {
+fn remote_huge(sse: bool) {
     let host = ToolHost::bind(HostConfig::default()).unwrap();
     let session = host.open_session(
         StaticSurface::new()
-            .tool(Tool::new("huge", "A 48 MiB result."), |_, _| {
+            .tool(Tool::new("huge", "A 48 MiB result."), move |_, ctx| {
+                if sse {
+                    // A progress report first turns the answer into an
+                    // event stream, whose last event is the result.
+                    ctx.progress(1.0, None, Some("starting"));
+                }
                 ToolOutcome::text("x".repeat(48 << 20))
             })
             .unwrap(),
