@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo run --features acp-driver --example acp_turn -- [OPTIONS] -- AGENT [ARGS...]
-//! cargo run --features acp-driver --example acp_turn -- -- gemini --experimental-acp
+//! cargo run --features acp-driver --example acp_turn -- -- gemini --acp
 //! cargo run --features acp-driver --example acp_turn -- --permission reject -- copilot --acp
 //! ```
 //!

@@ -10,7 +10,10 @@
 //! proves a round trip through its own endpoint (including a call refused
 //! for its arguments before any handler runs, and a streamed call the
 //! client resumes after the host closes its connection), prints how to
-//! connect, and serves until stdin closes or Ctrl-C.
+//! connect — the ACP entries, then one line to copy for each of Claude
+//! Code, Codex, Gemini CLI and curl, which reach the bearer through files
+//! of mode 0600 or the environment, never a command line — and serves
+//! until stdin closes or Ctrl-C.
 //!
 //! Each handler reads its arguments from the JSON the agent sent: the host
 //! checks them against the tool's input schema before the handler runs, so
@@ -25,7 +28,9 @@
 //! cargo run --example serve
 //! ```
 
+use std::fs;
 use std::io::{self, Read, Write};
+use std::path::PathBuf;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -286,7 +291,104 @@ fn round_trip(session: &ToolSession) -> Result<String, String> {
     ))
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// The variable the Codex line passes the bearer in.
+const CODEX_BEARER_VAR: &str = "TOOLHOST_DEMO_BEARER";
+
+/// The files other agents read this session from, in a directory of their
+/// own that only this user can enter, removed when the demo ends (after
+/// Ctrl-C they stay behind, holding a bearer that died with the host).
+///
+/// Why files: a bearer on a command line is in `/proc/PID/cmdline`, which
+/// every user of the machine can read (`ps` shows it); a file of mode 0600
+/// and a process's environment are its owner's alone.
+struct AgentFiles {
+    dir: PathBuf,
+}
+
+impl AgentFiles {
+    fn write(session: &ToolSession) -> io::Result<AgentFiles> {
+        let dir = std::env::temp_dir().join(format!("toolhost-demo-{}", session.session_id()));
+        #[cfg(unix)]
+        let builder = {
+            let mut builder = fs::DirBuilder::new();
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            builder
+        };
+        // Elsewhere the temporary folder is the user's own.
+        #[cfg(not(unix))]
+        let builder = fs::DirBuilder::new();
+        // Refuses a directory that already exists: it is not ours.
+        builder.create(&dir)?;
+        let files = AgentFiles { dir };
+        let pretty = |config: &Value| serde_json::to_string_pretty(config).unwrap_or_default();
+        for (name, contents) in [
+            ("claude.mcp.json", pretty(&session.claude_code_config())),
+            ("gemini-settings.json", pretty(&session.gemini_cli_config())),
+            ("bearer", session.bearer_token().to_owned()),
+            (
+                "authorization.header",
+                format!("Authorization: {}\n", session.authorization()),
+            ),
+        ] {
+            toolhost::write_private_file(files.dir.join(name), contents.as_bytes())?;
+        }
+        Ok(files)
+    }
+
+    /// `name` in the directory, as one word of a POSIX shell line.
+    fn path(&self, name: &str) -> String {
+        shell_word(&self.dir.join(name).to_string_lossy())
+    }
+
+    /// One line for each agent, each of which reaches this session as it is
+    /// now: the port and the bearer change on every run.
+    fn how_to_connect(&self, session: &ToolSession) -> String {
+        let name = "toolhost-demo";
+        let url = session.url();
+        let codex_url = shell_word(&format!("mcp_servers.{name}.url=\"{url}\""));
+        let codex_var = shell_word(&format!(
+            "mcp_servers.{name}.bearer_token_env_var=\"{CODEX_BEARER_VAR}\""
+        ));
+        format!(
+            "Connect an agent to this session (the bearer stays in files only you can read, \
+             under {dir}; never on a command line, which every user can read):\n\
+             \x20 Claude Code: claude --mcp-config {claude}\n\
+             \x20 Codex:       {CODEX_BEARER_VAR}=\"$(cat {bearer})\" codex -c {codex_url} -c {codex_var}\n\
+             \x20 Gemini CLI:  GEMINI_CLI_SYSTEM_SETTINGS_PATH={gemini} gemini\n\
+             \x20 ACP client:  the \"mcpServers\" above, in its session/new\n\
+             \x20 curl:        curl -si {url} -H @{header} \\\n\
+             \x20   -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\\n\
+             \x20   -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"curl\",\"version\":\"0\"}}}}}}'",
+            dir = shell_word(&self.dir.to_string_lossy()),
+            claude = self.path("claude.mcp.json"),
+            bearer = self.path("bearer"),
+            gemini = self.path("gemini-settings.json"),
+            header = self.path("authorization.header"),
+        )
+    }
+}
+
+impl Drop for AgentFiles {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `text` as one word of a POSIX shell line: as it is when it holds
+/// nothing a shell would read specially, else in single quotes.
+fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-:@%+=,".contains(c));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+pub(crate) fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The "stdio" entry starts this program again: that copy relays to the
     // session and exits here.
     toolhost::stdio_bridge::run_if_requested();
@@ -311,11 +413,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let names: Vec<&str> = listed.iter().map(Tool::name).collect();
     let session = host.open_session(tools);
-    let authorization = session.authorization();
 
     let first_line = json!({
         "url": session.url(),
-        "authorization": authorization,
+        "authorization": session.authorization(),
         "acp": session.acp_mcp_servers(),
         "stdio": session.stdio_bridge_entry()?,
     });
@@ -345,11 +446,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "\nFor an agent without HTTP entries, the stdio entry (it starts this program as a relay):\n{}",
         serde_json::to_string_pretty(&session.stdio_bridge_entry()?)?
     )?;
-    writeln!(
-        stdout,
-        "\nTry it with curl:\n  curl -si {url} -H 'Authorization: {authorization}' \\\n    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\\n    -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"curl\",\"version\":\"0\"}}}}}}'",
-        url = session.url()
-    )?;
+    // Each agent's one line; the bearer reaches it through a file only this
+    // user can read, or the environment the line starts it with.
+    let files = AgentFiles::write(&session);
+    match &files {
+        Ok(files) => writeln!(stdout, "\n{}", files.how_to_connect(&session))?,
+        Err(why) => writeln!(
+            stdout,
+            "\nNo files for other agents ({why}); the entries above are all there is."
+        )?,
+    }
     writeln!(stdout, "\nServing until stdin closes or Ctrl-C.")?;
     stdout.flush()?;
     drop(stdout);
@@ -361,6 +467,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "[toolhost] stdin closed after {} tool calls; shutting down",
         session.calls_served()
     );
+    drop(files);
     drop(session);
     host.shutdown();
     check.map(|_| ()).map_err(Into::into)

@@ -193,9 +193,10 @@ pub(crate) fn codex_config_toml(name: &str, url: &str, authorization: &str) -> S
     // (openai/codex, docs/config.md): `[mcp_servers.<name>]` with `url`,
     // then either `bearer_token_env_var` (the *name* of a variable that
     // holds the token) or `http_headers`, a table of literal header
-    // values. The session's bearer lives only as long as the session,
-    // so it is written as a literal header rather than asking the user
-    // to export a variable.
+    // values. This table is the self-contained form (a 0600 file holds
+    // it whole); the variable form is one `-c` flag, which the session's
+    // docs and `examples/serve.rs` show, since a bearer in the
+    // environment never touches a file.
     format!(
         "[mcp_servers.{name}]\nurl = {url}\nhttp_headers = {{ Authorization = {auth} }}\n",
         name = toml_key(name),

@@ -172,10 +172,10 @@
 //! let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
 //! let session = host.open_session(StaticSurface::new());
 //! let acp = session.acp_mcp_servers();       // ACP session/new "mcpServers" (Copilot, Gemini, Zed, adapters)
-//! let claude = session.claude_code_config(); // .mcp.json, or `claude --mcp-config '<json>'`
-//! let gemini = session.gemini_cli_config();  // .gemini/settings.json
-//! let vscode = session.vscode_config();      // .vscode/mcp.json
-//! let codex = session.codex_config_toml();   // ~/.codex/config.toml
+//! let claude = session.claude_code_config(); // a 0600 file for `claude --mcp-config FILE`
+//! let gemini = session.gemini_cli_config();  // a 0600 file for GEMINI_CLI_SYSTEM_SETTINGS_PATH
+//! let vscode = session.vscode_config();      // .vscode/mcp.json, kept 0600
+//! let codex = session.codex_config_toml();   // a config.toml table, kept 0600
 //! assert_eq!(acp[0]["headers"][0]["value"], session.authorization());
 //! assert_eq!(claude["mcpServers"]["myapp"]["url"], session.url());
 //! # let _ = (gemini, vscode, codex);
@@ -187,6 +187,11 @@
 //! bare token, and a client that cannot send headers gets a URL with the
 //! secret in it when [`HostConfig::capability_urls`] allows one. All of
 //! them are secrets: `Debug` never shows them, and no event carries them.
+//! Hand them to an agent in a file only you can read
+//! ([`write_private_file`], mode `0600`) or in the environment it starts
+//! with (`Command::env`), never as an argument: every user of the machine
+//! can read any process's command line (`/proc/PID/cmdline`, `ps`), while a
+//! process's environment and a `0600` file are its owner's alone.
 //!
 //! An ACP agent need not take the HTTP entry: ACP requires only stdio of
 //! agents. Given the agent's `initialize` answer,
@@ -257,6 +262,8 @@ mod host;
 mod http;
 mod mcp;
 mod model;
+#[cfg(test)]
+mod readme;
 mod runtime;
 mod schema;
 mod session;
@@ -290,4 +297,4 @@ pub use model::{
     ToolAnnotations, ToolOutcome, MAX_TOOL_NAME_LEN,
 };
 pub use schema::{Schema, Violation, Violations};
-pub use session::ToolSession;
+pub use session::{write_private_file, ToolSession};

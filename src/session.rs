@@ -3,6 +3,9 @@
 //! session's counters, and revocation on drop.
 
 use std::fmt;
+use std::fs::OpenOptions;
+use std::io::{self, Write};
+use std::path::Path;
 use std::sync::{Arc, Weak};
 
 use serde_json::Value;
@@ -279,9 +282,13 @@ impl ToolSession {
 
 /// Client configurations for agents that are not driven over ACP.
 impl ToolSession {
-    /// Claude Code's MCP configuration: the content of a project's
-    /// `.mcp.json`, or the argument of `claude --mcp-config` (which takes a
-    /// file or the JSON text itself).
+    /// Claude Code's MCP configuration: `{"mcpServers": {NAME: {"type":
+    /// "http", "url", "headers": {"Authorization"}}}}`, with the bearer in
+    /// it. Write it to a file only you can read
+    /// ([`write_private_file`](crate::write_private_file)) and start
+    /// `claude --mcp-config <that file>`. Never pass the JSON text itself as
+    /// the argument, which `--mcp-config` also takes: a command line is in
+    /// `/proc/PID/cmdline`, which every user of the machine can read.
     ///
     /// ```
     /// use toolhost::{HostConfig, StaticSurface, ToolHost};
@@ -293,15 +300,28 @@ impl ToolSession {
     /// assert_eq!(server["type"], "http");
     /// assert_eq!(server["url"], session.url());
     /// assert_eq!(server["headers"]["Authorization"], session.authorization());
-    /// // e.g. Command::new("claude").arg("--mcp-config").arg(config.to_string())
-    /// # Ok::<(), toolhost::Error>(())
+    ///
+    /// let dir = std::env::temp_dir().join(format!("myapp-{}", session.session_id()));
+    /// std::fs::create_dir(&dir)?;
+    /// let file = dir.join("claude.mcp.json");
+    /// toolhost::write_private_file(&file, config.to_string().as_bytes())?; // 0600
+    /// // then: Command::new("claude").arg("--mcp-config").arg(&file)
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn claude_code_config(&self) -> Value {
         acp::claude_code_config(self.server_name(), &self.url(), &self.authorization())
     }
 
-    /// Gemini CLI's MCP configuration: an object to merge into
-    /// `.gemini/settings.json` (project) or `~/.gemini/settings.json` (user).
+    /// Gemini CLI's MCP configuration: `{"mcpServers": {NAME: {"httpUrl",
+    /// "headers": {"Authorization"}}}}`, with the bearer in it. Write it to
+    /// a file only you can read
+    /// ([`write_private_file`](crate::write_private_file)) and start
+    /// `gemini` with `GEMINI_CLI_SYSTEM_SETTINGS_PATH` naming that file:
+    /// Gemini CLI merges its `mcpServers` over the user's and the
+    /// project's, server by server, for that run only. (Merged into a
+    /// `settings.json` of your own, the file holds the bearer too: keep it
+    /// `0600`.)
     ///
     /// ```
     /// use toolhost::{HostConfig, StaticSurface, ToolHost};
@@ -319,7 +339,9 @@ impl ToolSession {
     }
 
     /// VS Code's MCP configuration: the content of a workspace's
-    /// `.vscode/mcp.json` (or of the user profile's `mcp.json`).
+    /// `.vscode/mcp.json` (or of the user profile's `mcp.json`), with the
+    /// bearer in it, so the file must be readable by you alone
+    /// ([`write_private_file`](crate::write_private_file)).
     ///
     /// ```
     /// use toolhost::{HostConfig, StaticSurface, ToolHost};
@@ -337,8 +359,17 @@ impl ToolSession {
         acp::vscode_config(self.server_name(), &self.url(), &self.authorization())
     }
 
-    /// Codex's MCP configuration: a TOML table to append to
-    /// `~/.codex/config.toml` (or a trusted project's `.codex/config.toml`).
+    /// Codex's MCP configuration: a `[mcp_servers.NAME]` TOML table with
+    /// `url` and the bearer as a literal `http_headers` value, for a
+    /// `config.toml` only you can read (`~/.codex/config.toml` is often
+    /// readable by others: check its mode before appending). To keep the
+    /// bearer out of every file, start Codex with the token in an
+    /// environment variable and name the variable instead, as
+    /// `examples/serve.rs` prints it: `-c mcp_servers.NAME.url="URL" -c
+    /// mcp_servers.NAME.bearer_token_env_var="VAR"`, with `VAR` set to
+    /// [`ToolSession::bearer_token`] in the environment Codex starts with
+    /// (`Command::env`, never an argument: a command line is readable by
+    /// every user in `/proc/PID/cmdline`, an environment only by its owner).
     ///
     /// ```
     /// use toolhost::{HostConfig, StaticSurface, ToolHost};
@@ -353,6 +384,49 @@ impl ToolSession {
     pub fn codex_config_toml(&self) -> String {
         acp::codex_config_toml(self.server_name(), &self.url(), &self.authorization())
     }
+}
+
+/// Writes `contents` to a new file at `path` that only the current user
+/// can read or write: the way to hand an agent a configuration that holds
+/// a bearer ([`ToolSession::claude_code_config`] and its siblings).
+///
+/// A bearer never belongs on a command line: `/proc/PID/cmdline` (and so
+/// `ps`) shows every process's arguments to every user of the machine,
+/// whereas a file of mode `0600`, or a process's environment, only its
+/// owner can read. On Unix the file is created with mode `0600`; elsewhere
+/// with the platform's defaults (on Windows, the permissions of the folder
+/// it is created in: the user's own profile or temporary folder keeps it
+/// private). The file must not exist yet — an existing path is refused
+/// rather than followed, since it could be a link planted by another user
+/// — so write into a directory of your own, or remove the old file first.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("write-private-{}", std::process::id()));
+/// std::fs::create_dir(&dir)?;
+/// let file = dir.join("secret.json");
+/// toolhost::write_private_file(&file, b"{}")?;
+/// #[cfg(unix)]
+/// {
+///     use std::os::unix::fs::PermissionsExt;
+///     assert_eq!(std::fs::metadata(&file)?.permissions().mode() & 0o777, 0o600);
+/// }
+/// assert!(toolhost::write_private_file(&file, b"{}").is_err()); // never overwritten
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+///
+/// # Errors
+/// Whatever creating or writing the file fails with; `AlreadyExists` when
+/// `path` exists.
+pub fn write_private_file(path: impl AsRef<Path>, contents: &[u8]) -> io::Result<()> {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)?.write_all(contents)
 }
 
 /// The crate's own client, connected to this session: for tests and

@@ -377,3 +377,29 @@ fn a_server_that_exits_while_its_child_holds_the_pipes_fails_the_call_at_once_na
         !std::path::Path::new(&format!("/proc/{grandchild}")).exists()
     });
 }
+
+#[test]
+fn with_two_requests_in_flight_a_message_past_the_limit_fails_only_the_one_it_answers() {
+    // Reads both pings before answering: the first with 1 MB under its
+    // own id, the second with an empty result.
+    let script = r#"read first
+read second
+id_of() { printf '%s' "$1" | sed 's/.*"id":\([0-9]*\).*/\1/'; }
+printf '{"jsonrpc":"2.0","id":%s,"result":{"x":"' "$(id_of "$first")"; head -c 1000000 /dev/zero | tr '\0' x; printf '"}}\n'
+printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$(id_of "$second")"
+read line"#;
+    let client = sh_server(script)
+        .max_message_bytes(100_000)
+        .connect()
+        .unwrap();
+    let outcomes: Vec<Result<(), ClientError>> = thread::scope(|scope| {
+        let pings: Vec<_> = (0..2).map(|_| scope.spawn(|| client.ping())).collect();
+        pings.into_iter().map(|ping| ping.join().unwrap()).collect()
+    });
+    let too_large = outcomes
+        .iter()
+        .filter(|outcome| matches!(outcome, Err(ClientError::MessageTooLarge { .. })))
+        .count();
+    let answered = outcomes.iter().filter(|outcome| outcome.is_ok()).count();
+    assert_eq!((too_large, answered), (1, 1), "{outcomes:?}");
+}

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 /// unless [`Group::set_exit_grace`] says otherwise.
 pub(crate) const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// How long the group gets between `SIGTERM` and `SIGKILL`.
-const TERM_GRACE: Duration = Duration::from_secs(1);
+pub(crate) const TERM_GRACE: Duration = Duration::from_secs(1);
 /// How long `SIGKILL` gets to take effect before the driver stops looking.
 const KILL_GRACE: Duration = Duration::from_secs(1);
 /// How often the group is looked at while waiting.

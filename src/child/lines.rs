@@ -82,23 +82,35 @@ fn write_lines(
     }
 }
 
+/// How many bytes of each end of a skipped line are kept: enough for the
+/// members a JSON-RPC message puts first or last (`jsonrpc`, `id`,
+/// `method`), which say what it was.
+pub(crate) const EDGE: usize = 512;
+
 /// What one bounded read of a line came to.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Line {
     /// A line within the limit is in the buffer, without its newline (the
     /// stream's last line may have none).
     Whole,
-    /// A line of this many bytes (without its newline) ran past the limit:
-    /// it was skipped, and the buffer holds nothing of it.
-    Oversize(u64),
+    /// A line ran past the limit: it was skipped, and the buffer holds
+    /// nothing of it.
+    Oversize {
+        /// Its bytes, without its newline.
+        size: u64,
+        /// Its first [`EDGE`] bytes.
+        head: Vec<u8>,
+        /// Its last [`EDGE`] bytes.
+        tail: Vec<u8>,
+    },
     /// The stream ended.
     End,
 }
 
 /// Reads the next line of `reader` into `line` (cleared first), keeping at
 /// most `limit` bytes: a longer line is read to its newline and counted,
-/// not kept. The buffer never grows past `limit`, whatever the child
-/// writes.
+/// not kept, but for its two ends. The buffer never grows past `limit`,
+/// whatever the child writes.
 pub(crate) fn read_line(
     reader: &mut impl BufRead,
     line: &mut Vec<u8>,
@@ -106,38 +118,48 @@ pub(crate) fn read_line(
 ) -> io::Result<Line> {
     line.clear();
     let mut size: u64 = 0;
-    let mut over = false;
+    // The ends of a line past the limit, once it is.
+    let mut skipped: Option<(Vec<u8>, Vec<u8>)> = None;
     loop {
         let available = match reader.fill_buf() {
             Ok(available) => available,
             Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
             Err(err) => return Err(err),
         };
-        if available.is_empty() {
-            return Ok(match (size, over) {
-                (0, _) => Line::End,
-                (_, true) => Line::Oversize(size),
-                (_, false) => Line::Whole,
-            });
-        }
         let newline = available.iter().position(|&byte| byte == b'\n');
         let piece = &available[..newline.unwrap_or(available.len())];
+        let ended = newline.is_some() || available.is_empty();
         size += piece.len() as u64;
-        if !over && size > limit as u64 {
-            over = true;
-            line.clear();
-        } else if !over {
-            keep(line, piece, limit);
+        match &mut skipped {
+            Some((_, tail)) => keep_tail(tail, piece),
+            None if size > limit as u64 => {
+                let mut head = line[..line.len().min(EDGE)].to_vec();
+                head.extend_from_slice(&piece[..piece.len().min(EDGE - head.len())]);
+                let mut tail = line[line.len().saturating_sub(EDGE)..].to_vec();
+                keep_tail(&mut tail, piece);
+                line.clear();
+                skipped = Some((head, tail));
+            }
+            None => keep(line, piece, limit),
         }
         let used = piece.len() + usize::from(newline.is_some());
         reader.consume(used);
-        if newline.is_some() {
-            return Ok(if over {
-                Line::Oversize(size)
-            } else {
-                Line::Whole
+        if ended {
+            return Ok(match skipped {
+                Some((head, tail)) => Line::Oversize { size, head, tail },
+                None if size == 0 && newline.is_none() => Line::End,
+                None => Line::Whole,
             });
         }
+    }
+}
+
+/// Appends `piece` to `tail`, keeping its last [`EDGE`] bytes.
+fn keep_tail(tail: &mut Vec<u8>, piece: &[u8]) {
+    let piece = &piece[piece.len().saturating_sub(EDGE)..];
+    tail.extend_from_slice(piece);
+    if tail.len() > EDGE {
+        tail.drain(..tail.len() - EDGE);
     }
 }
 
@@ -177,8 +199,9 @@ mod tests {
                     assert!(line.capacity() <= limit.max(7), "{}", line.capacity());
                     out.push(Ok(String::from_utf8(line.clone()).unwrap()));
                 }
-                Line::Oversize(size) => {
+                Line::Oversize { size, head, tail } => {
                     assert!(line.is_empty(), "nothing of a skipped line is kept");
+                    assert!(head.len() <= EDGE && tail.len() <= EDGE);
                     out.push(Err(size));
                 }
                 Line::End => return out,
@@ -212,6 +235,39 @@ mod tests {
             [Ok("short".to_owned()), Err(15)]
         );
         assert_eq!(lines(b"", 10), []);
+    }
+
+    #[test]
+    fn a_skipped_line_keeps_its_two_ends_and_nothing_between() {
+        let middle = "m".repeat(10 * EDGE);
+        let line = format!("{{\"id\":7,{middle}\"last\":1}}\nnext\n");
+        let mut reader = io::BufReader::with_capacity(100, line.as_bytes());
+        let mut buffer = Vec::new();
+        let Line::Oversize { size, head, tail } =
+            read_line(&mut reader, &mut buffer, 2 * EDGE).unwrap()
+        else {
+            panic!("past the limit");
+        };
+        assert_eq!(size as usize, line.find('\n').unwrap());
+        assert_eq!(head.len(), EDGE);
+        assert!(head.starts_with(b"{\"id\":7,mmm"));
+        assert_eq!(tail.len(), EDGE);
+        assert!(tail.ends_with(b"mmm\"last\":1}"));
+        // A short line past a tiny limit keeps what there is of it.
+        let Line::Oversize { head, tail, .. } =
+            read_line(&mut io::Cursor::new(b"abcdef\n"), &mut buffer, 3).unwrap()
+        else {
+            panic!("past the limit");
+        };
+        assert_eq!(
+            (head.as_slice(), tail.as_slice()),
+            (&b"abcdef"[..], &b"abcdef"[..])
+        );
+        assert_eq!(
+            read_line(&mut reader, &mut buffer, 2 * EDGE).unwrap(),
+            Line::Whole
+        );
+        assert_eq!(buffer, b"next");
     }
 
     #[test]

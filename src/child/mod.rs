@@ -21,6 +21,9 @@ pub(crate) use watch::{Incoming, Watch};
 // after the default grace).
 #[cfg(feature = "client")]
 pub(crate) use group::EXIT_GRACE;
+// The README states it (src/readme.rs pins the number).
+#[cfg(all(test, feature = "acp-driver", feature = "client"))]
+pub(crate) use group::TERM_GRACE;
 
 /// The default limit on one message from a child (an agent's line of ACP,
 /// a stdio MCP server's line of JSON-RPC): 16 MiB.

@@ -65,12 +65,17 @@ pub(crate) enum Incoming {
     /// to stdout).
     Message(Value),
     /// A line of `size` bytes ran past the limit of `limit` and was
-    /// skipped; what it said is unknown, its id included.
+    /// skipped; only its two ends are known (where a JSON-RPC message
+    /// usually says what it is and which request it answers).
     Oversize {
         /// The bytes of the line, without its newline.
         size: u64,
         /// The limit in force.
         limit: usize,
+        /// The first bytes of the line (at most 512).
+        head: Vec<u8>,
+        /// The last bytes of the line (at most 512).
+        tail: Vec<u8>,
     },
     /// The child is gone, and why: the last thing the sink hears.
     Gone(String),
@@ -206,7 +211,12 @@ impl Shared {
                     // Not a message: a log line on the wrong stream.
                     _ => continue,
                 },
-                Ok(Line::Oversize(size)) => Incoming::Oversize { size, limit },
+                Ok(Line::Oversize { size, head, tail }) => Incoming::Oversize {
+                    size,
+                    limit,
+                    head,
+                    tail,
+                },
                 Ok(Line::End) => break format!("{} closed its output", self.who),
                 Err(err) => break format!("{}'s output could not be read: {err}", self.who),
             };

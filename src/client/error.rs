@@ -140,16 +140,18 @@ pub enum ClientError {
     /// stdout), or its input broke. Every call waiting on it fails with
     /// this; a call in flight may have run.
     Closed {
-        /// What the client saw, with the last line the server wrote to
-        /// stderr when there was one.
+        /// What the client saw — the exit status or signal when the
+        /// process exited — with the last lines (up to five) the server
+        /// wrote to stderr.
         reason: String,
     },
     /// A stdio MCP server wrote a message longer than
     /// [`StdioServer::max_message_bytes`](super::StdioServer::max_message_bytes):
-    /// it was skipped while it was read, never buffered whole. What it
-    /// said (its id included) is unknown, so it fails the request it
-    /// must have answered — the only one in flight — or, with several in
-    /// flight, every one of them, rather than leave them to time out. The
+    /// it was skipped while it was read, never buffered whole. Only its
+    /// two ends are read: when they name the id of a request in flight,
+    /// that request fails with this; when they say nothing, every request
+    /// in flight does (one of them waits for the line, and a timeout would
+    /// be worse); a request or notification of the server fails none. The
     /// server runs on.
     MessageTooLarge {
         /// The server's program, as given.

@@ -7,7 +7,7 @@
 //! The checks are pure functions of [`Head`], so they are tested without a
 //! socket; [`serve`] is the thin shell that does the I/O.
 
-mod pool;
+pub(crate) mod pool;
 mod reply;
 pub(crate) mod socket;
 mod written;

@@ -26,11 +26,11 @@ use crate::runtime::Lane;
 use crate::sync::lock;
 
 /// How long a surplus thread waits for a request before it leaves.
-const IDLE: Duration = Duration::from_secs(2);
+pub(crate) const IDLE: Duration = Duration::from_secs(2);
 
 /// How long the host keeps telling clients it has shut down, after the last
 /// request that arrived on a connection they kept open.
-const FAREWELL_IDLE: Duration = Duration::from_secs(2);
+pub(crate) const FAREWELL_IDLE: Duration = Duration::from_secs(2);
 
 /// How often the host connects to itself to un-stick tiny_http's pool of
 /// connection threads (see [`nudge`]).

@@ -15,7 +15,7 @@ mod calls;
 mod executor;
 pub(crate) mod hub;
 pub(crate) mod resume;
-mod signer;
+pub(crate) mod signer;
 pub(crate) mod table;
 pub(crate) mod timer;
 

@@ -1,5 +1,5 @@
 //! A stand-in ACP agent: it speaks ACP on stdin/stdout the way
-//! `gemini --experimental-acp` or `copilot --acp` do, and MCP to the server
+//! `gemini --acp` or `copilot --acp` do, and MCP to the server
 //! it is given, as a real agent would — over HTTP with the entry's headers,
 //! or by starting the command of a stdio entry — but its "model" is a
 //! fixed script, so a test can check each step.

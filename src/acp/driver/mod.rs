@@ -55,7 +55,7 @@ const METHOD_NOT_FOUND: i64 = -32601;
 ///     |args, _| ToolOutcome::text(args["text"].as_str().unwrap_or("")),
 /// )?);
 ///
-/// let mut agent = Agent::spawn(Command::new("gemini").arg("--experimental-acp"))?;
+/// let mut agent = Agent::spawn(Command::new("gemini").arg("--acp"))?;
 /// agent.initialize()?;
 /// let session = agent.new_session(&std::env::current_dir()?, &tools)?;
 /// let summary = agent

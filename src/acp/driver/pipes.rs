@@ -143,7 +143,7 @@ impl Pipes {
         let left = deadline.saturating_duration_since(Instant::now());
         match self.incoming.recv_timeout(left) {
             Ok(Incoming::Message(message)) => Ok(message),
-            Ok(Incoming::Oversize { size, limit }) => Err(Silence::TooLarge { size, limit }),
+            Ok(Incoming::Oversize { size, limit, .. }) => Err(Silence::TooLarge { size, limit }),
             Ok(Incoming::Gone(why)) => Err(Silence::Closed(self.gone.get_or_init(|| why).clone())),
             Err(RecvTimeoutError::Timeout) => Err(Silence::Timeout),
             Err(RecvTimeoutError::Disconnected) => {

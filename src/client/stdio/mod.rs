@@ -17,6 +17,7 @@
 
 mod route;
 mod server;
+mod skipped;
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -62,7 +63,7 @@ static NEXT_WAKER: AtomicU64 = AtomicU64::new(1);
 ///
 /// When the server closes its output, or its process exits, every call
 /// waiting on it fails with [`ClientError::Closed`] — carrying the exit
-/// status or the last line the server wrote to stderr — and so does every
+/// status (or signal) and the last lines the server wrote to stderr — and so does every
 /// later one; connect again to start a new server
 /// ([`McpServerLayer`](crate::McpServerLayer) does so by itself). The exit
 /// is noticed at once when the output ends with it, and within a tenth of

@@ -16,10 +16,13 @@
 //!   withdraws it ([`ServerRequest::withdrawn`]): the call's handler may
 //!   stop waiting, and its answer is not sent.
 //! - `notifications/tools/list_changed` calls the client's callback.
-//! - A line too long to read ([`Incoming::Oversize`]) says nothing of its
-//!   id, so it fails the only request waiting, or every waiting one: one of
-//!   them waits for it, and a guess could fail the wrong one while the
-//!   right one waits out its timeout.
+//! - A line too long to read ([`Incoming::Oversize`]) is known by its
+//!   two ends (`skipped.rs`): when they name the id of a waiting request,
+//!   that request fails ([`Delivery::TooLarge`]); when they show a request
+//!   or notification of the server, or an id that is none of ours, no
+//!   request does; when they say nothing, every waiting request fails —
+//!   one of them waits for the line, and leaving it to its timeout is
+//!   worse than failing the others with it.
 //! - The end of the server's output, or the exit of its process (which a
 //!   launcher's orphaned child may outlive, holding the output open), fails
 //!   every waiting request.
@@ -38,6 +41,7 @@ use crate::model::jsonrpc::RpcError;
 use crate::sync::lock;
 
 use super::server::LogCallback;
+use super::skipped::{read_ends, Skipped};
 
 /// JSON-RPC's code for a method the receiver does not handle.
 const METHOD_NOT_FOUND: i64 = -32601;
@@ -169,9 +173,19 @@ impl Router {
     pub(super) fn receive(&self, item: Incoming) -> bool {
         match item {
             Incoming::Message(message) => self.route(message),
-            Incoming::Oversize { size, limit } => {
+            Incoming::Oversize {
+                size,
+                limit,
+                head,
+                tail,
+            } => {
                 let state = lock(&self.state);
-                for waiting in state.waiting.values() {
+                let failed: Vec<&Waiting> = match read_ends(&head, &tail) {
+                    Skipped::Answer(id) => state.waiting.get(&id).into_iter().collect(),
+                    Skipped::NotOurs => Vec::new(),
+                    Skipped::Unknown => state.waiting.values().collect(),
+                };
+                for waiting in failed {
                     let _ = waiting.deliver.send(Delivery::TooLarge { size, limit });
                 }
             }
@@ -501,25 +515,41 @@ mod tests {
     }
 
     #[test]
-    fn a_line_too_long_to_read_fails_the_only_request_or_every_one_and_later_ones_go_on() {
+    fn a_line_too_long_to_read_fails_the_request_it_names_or_else_every_one_and_later_ones_go_on() {
         let (router, _) = router();
-        let too_large = || Incoming::Oversize {
+        let too_large = |head: &str, tail: &str| Incoming::Oversize {
             size: 100,
             limit: 10,
+            head: head.into(),
+            tail: tail.into(),
         };
-        let (_, only) = waiting(&router, true);
-        assert!(router.receive(too_large()), "the server runs on");
-        assert!(matches!(
-            only.try_recv(),
-            Ok(Delivery::TooLarge {
-                size: 100,
-                limit: 10
-            })
-        ));
-        let (_, second) = waiting(&router, false);
-        assert!(router.receive(too_large()));
-        assert!(matches!(only.try_recv(), Ok(Delivery::TooLarge { .. })));
-        assert!(matches!(second.try_recv(), Ok(Delivery::TooLarge { .. })));
+        let failed = |to: &Receiver<Delivery>| {
+            matches!(
+                to.try_recv(),
+                Ok(Delivery::TooLarge {
+                    size: 100,
+                    limit: 10
+                })
+            )
+        };
+        let (first, to_first) = waiting(&router, true);
+        let (_, to_second) = waiting(&router, false);
+        // The answer names its request: that one alone fails.
+        let head = format!(r#"{{"jsonrpc":"2.0","id":{first},"result":{{"x":"#);
+        assert!(
+            router.receive(too_large(&head, "xx\"}}")),
+            "the server runs on"
+        );
+        assert!(failed(&to_first));
+        assert!(to_second.try_recv().is_err(), "the other goes on");
+        // A notification of the server is no one's answer.
+        let note = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"#;
+        assert!(router.receive(too_large(note, "}}")));
+        assert!(to_second.try_recv().is_err());
+        // Ends that say nothing fail every request waiting.
+        let (_, to_third) = waiting(&router, true);
+        assert!(router.receive(too_large("xxxx", "xxxx")));
+        assert!(failed(&to_second) && failed(&to_third));
         // Not the end of the server: a new request is taken.
         let (later, _) = mpsc::channel();
         assert!(router.register(later, true).is_ok());

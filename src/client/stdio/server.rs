@@ -149,8 +149,8 @@ impl StdioServer {
     /// 16 MiB). A longer line is skipped while it is read, never buffered
     /// whole, so a runaway server costs this process at most about the
     /// limit; the request it answered fails with
-    /// [`ClientError::MessageTooLarge`] (see there which requests), and the
-    /// server runs on.
+    /// [`ClientError::MessageTooLarge`] (told by the id at either end of
+    /// the line; see there when that is unknown), and the server runs on.
     #[must_use]
     pub fn max_message_bytes(mut self, bytes: usize) -> StdioServer {
         self.max_message_bytes = bytes;
@@ -202,7 +202,7 @@ impl StdioServer {
     /// Hands each line the server writes to stderr to `callback`, on a
     /// thread of the client's. Without it, the lines go on to this
     /// process's stderr, as if the server shared it. Either way the last
-    /// line is kept for the error that says the server is gone.
+    /// five lines are kept for the error that says the server is gone.
     #[must_use]
     pub fn on_stderr(mut self, callback: impl Fn(&str) + Send + Sync + 'static) -> StdioServer {
         self.on_stderr = Some(Arc::new(callback));
@@ -237,7 +237,7 @@ impl StdioServer {
     /// # Errors
     /// [`ClientError::Spawn`] when the program cannot be started (naming
     /// it), [`ClientError::Closed`] when it exits before it has answered
-    /// (with the last line it wrote to stderr), [`ClientError::Timeout`],
+    /// (with the last lines it wrote to stderr), [`ClientError::Timeout`],
     /// [`ClientError::Rpc`] when it refuses every revision offered, and
     /// [`ClientError::Malformed`] for an answer that is not MCP.
     pub fn connect(&self) -> Result<StdioClient, ClientError> {

@@ -1,0 +1,156 @@
+//! The README's numbers, pinned to the constants they describe.
+//!
+//! The README is what a user reads first, and a default it states in words
+//! drifts from the code without anyone noticing (an audit found "every
+//! 60 s" for a report made once, and words where a user needed a number).
+//! Each test here rebuilds a phrase of the README from the constant it
+//! names and finds it there, so changing a default fails until the README
+//! says the new one — and finds no phrase built from another value, so a
+//! phrase the README states twice, with two numbers, fails too.
+
+use std::time::Duration;
+
+use crate::config::{self, HostConfig};
+use crate::http::pool;
+use crate::runtime::{resume, signer};
+
+/// The README with every run of whitespace made one space, so that a
+/// phrase may wrap anywhere.
+fn readme() -> String {
+    include_str!("../README.md")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whole seconds of a default that the README states in seconds.
+fn secs(duration: Duration) -> u64 {
+    assert_eq!(
+        duration.subsec_nanos(),
+        0,
+        "{duration:?} is not whole seconds"
+    );
+    duration.as_secs()
+}
+
+/// `phrase(value)` is in the README, and `phrase` of a neighbouring value
+/// is not: the README says this number, and only this one.
+fn pinned(readme: &str, value: u64, phrase: impl Fn(u64) -> String) {
+    let stated = phrase(value);
+    assert!(
+        readme.contains(&stated),
+        "README.md no longer says {stated:?}: bring it in line with the code's constant"
+    );
+    for other in [value.saturating_sub(1), value + 1] {
+        if other != value {
+            let wrong = phrase(other);
+            assert!(
+                !readme.contains(&wrong),
+                "README.md says {wrong:?}, but the code's constant is {value}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_readme_states_every_host_default_the_code_sets() {
+    let readme = readme();
+    let defaults = HostConfig::default();
+    pinned(&readme, config::DEFAULT_WORKERS as u64, |n| {
+        format!("(`HostConfig::workers`, {n} by default)")
+    });
+    pinned(&readme, config::DEFAULT_MAX_CONCURRENT_CALLS as u64, |n| {
+        format!("At most `max_concurrent_calls` handlers run at once ({n} by default)")
+    });
+    pinned(&readme, config::DEFAULT_MAX_QUEUED_CALLS as u64, |n| {
+        format!("(`max_queued_calls`, {n} by default;")
+    });
+    pinned(&readme, secs(config::DEFAULT_CALL_KEEP_ALIVE), |n| {
+        format!("A call quiet for `call_keep_alive` ({n} s)")
+    });
+    pinned(&readme, secs(config::DEFAULT_KEEP_ALIVE), |n| {
+        format!("a keep-alive comment on each every {n} s (`HostConfig::keep_alive`)")
+    });
+    pinned(&readme, secs(config::DEFAULT_LONG_CALL_REPORT), |n| {
+        format!("`HostConfig::report_long_calls` ({n} s by default; each call is reported once")
+    });
+    pinned(&readme, secs(config::DEFAULT_RESUME_WINDOW), |n| {
+        format!("`HostConfig::resume_window` ({n} s by default;")
+    });
+    pinned(&readme, secs(config::DEFAULT_READ_TIMEOUT), |n| {
+        format!("`HostConfig::read_timeout` ({n} s)")
+    });
+    pinned(&readme, secs(config::DEFAULT_WRITE_TIMEOUT), |n| {
+        format!("`HostConfig::write_timeout` ({n} s)")
+    });
+    pinned(
+        &readme,
+        (config::DEFAULT_MAX_BODY_BYTES >> 20) as u64,
+        |n| format!("413 past `max_body_bytes` ({n} MiB"),
+    );
+    assert_eq!(config::DEFAULT_MAX_BODY_BYTES % (1 << 20), 0);
+    // No deadline unless one is set, as the README says; and setting one
+    // is what gives a call a deadline.
+    assert!(readme.contains("(`HostConfig::call_timeout`, no deadline by default;"));
+    assert_eq!(defaults.call_timeout, None);
+    assert!(defaults
+        .call_timeout(Duration::from_secs(1))
+        .call_timeout
+        .is_some());
+}
+
+#[test]
+fn the_readme_states_the_runtimes_own_bounds_as_the_code_sets_them() {
+    let readme = readme();
+    pinned(&readme, secs(pool::IDLE), |n| {
+        format!("(each extra thread leaves after {n} s without work)")
+    });
+    pinned(&readme, secs(pool::FAREWELL_IDLE), |n| {
+        format!("instead of waiting, until {n} s have passed without such a request")
+    });
+    pinned(&readme, (resume::MAX_KEPT_BYTES >> 20) as u64, |n| {
+        format!("its events are kept ({n} MiB per stream")
+    });
+    pinned(&readme, resume::MAX_KEPT_STREAMS as u64, |n| {
+        format!("at most {n} kept streams per bearer")
+    });
+    pinned(&readme, secs(signer::STATE_LIFETIME), |n| {
+        format!("single-use, valid for {n} s)")
+    });
+}
+
+#[cfg(feature = "client")]
+#[test]
+fn the_readme_states_the_client_and_relay_timeouts_as_the_code_sets_them() {
+    let readme = readme();
+    pinned(&readme, secs(crate::client::DEFAULT_TIMEOUT), |n| {
+        format!("A request waits at most {n} s for the server to say anything (`ClientBuilder::timeout`")
+    });
+    pinned(&readme, secs(crate::client::DEFAULT_CONNECT_TIMEOUT), |n| {
+        format!("a TCP connect {n} s (`ClientBuilder::connect_timeout`)")
+    });
+    pinned(&readme, secs(crate::stdio_bridge::RELAY_TIMEOUT), |n| {
+        format!("leaves silent for {n} s (`stdio_bridge::RELAY_TIMEOUT`)")
+    });
+    pinned(&readme, secs(crate::DEFAULT_SERVER_REFRESH), |n| {
+        format!("and every {n} seconds (`refresh_every`)")
+    });
+}
+
+#[cfg(all(feature = "acp-driver", feature = "client"))]
+#[test]
+fn the_readme_states_the_agent_drivers_deadlines_and_grace_as_the_code_sets_them() {
+    let readme = readme();
+    pinned(&readme, secs(crate::acp::DEFAULT_TIMEOUT), |n| {
+        format!("`initialize`, `authenticate` and `session/new` each get {n} s by default")
+    });
+    pinned(&readme, secs(crate::acp::DEFAULT_TURN_TIMEOUT), |n| {
+        format!("a turn {n} s (`Prompt::timeout`)")
+    });
+    pinned(&readme, secs(crate::child::EXIT_GRACE), |n| {
+        format!("its stdin is closed and it gets {n} s to leave")
+    });
+    pinned(&readme, secs(crate::child::TERM_GRACE), |n| {
+        format!("the group gets `SIGTERM` and {n} s more, then `SIGKILL`")
+    });
+}
