@@ -143,9 +143,12 @@ impl McpServerBuilder {
     /// and the next call opens a new connection; over stdio the rest of
     /// the line is skipped unread
     /// ([`StdioServer::max_message_bytes`](crate::client::StdioServer::max_message_bytes))
-    /// and the server runs on. The call gets a tool error naming the
-    /// server, the size and this setting; a `tools/list` past it keeps the
-    /// tools listed before, and says so to the event hook.
+    /// and the server runs on. A result past it is a tool error naming the
+    /// server, the size and this setting; so is, over HTTP, a notification
+    /// of the call (the event stream it came on is given up), while over
+    /// stdio such a notification is skipped and the call goes on to its
+    /// answer. A `tools/list` past it keeps the tools listed before, and
+    /// says so to the event hook and in [`McpServerLayer::status`].
     #[must_use]
     pub fn max_message_bytes(mut self, bytes: usize) -> McpServerBuilder {
         self.max_message = bytes;
