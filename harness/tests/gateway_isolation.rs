@@ -693,3 +693,33 @@ fn a_tool_list_past_the_limit_keeps_the_server_out_saying_why_and_the_app_servin
         "x"
     );
 }
+
+#[test]
+fn a_slow_stdio_server_is_not_waited_for_and_its_tools_join_when_it_answers() {
+    let slow =
+        StdioServer::new(env!("CARGO_BIN_EXE_stdio_server")).args(["--misbehave", "slow", "1500"]);
+    let layer = McpServerLayer::stdio("late", slow).start().unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![("late", layer.clone())]);
+    // Served at once, while the server still holds its `initialize`.
+    let mut client = session.client().unwrap();
+    assert_eq!(names(&mut client), ["echo"]);
+    assert_eq!(
+        client
+            .call_tool("echo", json!({"text": "now"}))
+            .unwrap()
+            .text(),
+        "now"
+    );
+    assert_eq!(layer.status(), ServerStatus::Connecting);
+    wait_for("ready", || ready(&layer));
+    assert_eq!(names(&mut client), ["echo", "late_ping"]);
+    assert_eq!(
+        client.call_tool("late_ping", json!({})).unwrap().text(),
+        "ping"
+    );
+    assert_eq!(
+        statuses(&log, "late"),
+        [ServerStatus::Connecting, ServerStatus::Ready { tools: 1 }]
+    );
+}

@@ -25,6 +25,8 @@
 //!     exists (every call held until then answered at once), and `ping`,
 //!     which answers at once; each `notifications/cancelled` it reads adds
 //!     a line to `FILE.cancelled`;
+//!   - `slow MS`: answers `initialize` only after `MS` milliseconds, then
+//!     lists `ping`;
 //!   - `crash`: lists `crash`, which makes it exit mid-call, and `ping`;
 //!   - `huge`: lists `huge`, whose result is 2 MiB of text, `noisy`,
 //!     which sends a 2 MiB progress message before it answers `ok`, and
@@ -162,6 +164,7 @@ fn misbehaving_tools(mode: &str) -> Value {
         ]),
         "hang" => json!([tool("wait"), tool("ping")]),
         "crash" => json!([tool("crash"), tool("ping")]),
+        "slow" => json!([tool("ping")]),
         "huge" => json!([tool("huge"), tool("noisy"), tool("small")]),
         _ => json!([]),
     }
@@ -206,6 +209,14 @@ fn misbehave(mode: &str, file: Option<&str>) -> io::Result<()> {
         }
         let id = message.get("id").cloned().unwrap_or(Value::Null);
         match message.get("method").and_then(Value::as_str) {
+            Some("initialize") if mode == "slow" => {
+                let ms = file.and_then(|ms| ms.parse().ok()).unwrap_or(1000);
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+                send(json!({"jsonrpc": "2.0", "id": id, "result": {
+                    "protocolVersion": message["params"]["protocolVersion"],
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "misbehaving-slow", "version": "1"}}}))?;
+            }
             Some("initialize") => send(json!({"jsonrpc": "2.0", "id": id, "result": {
                 "protocolVersion": message["params"]["protocolVersion"],
                 "capabilities": {"tools": {}},
