@@ -697,7 +697,7 @@ fn a_tool_list_past_the_limit_keeps_the_server_out_saying_why_and_the_app_servin
 #[test]
 fn a_slow_stdio_server_is_not_waited_for_and_its_tools_join_when_it_answers() {
     let slow =
-        StdioServer::new(env!("CARGO_BIN_EXE_stdio_server")).args(["--misbehave", "slow", "1500"]);
+        StdioServer::new(env!("CARGO_BIN_EXE_stdio_server")).args(["--misbehave", "slow", "3000"]);
     let layer = McpServerLayer::stdio("late", slow).start().unwrap();
     let log = EventLog::new();
     let (_host, session) = gateway(&log, vec![("late", layer.clone())]);
