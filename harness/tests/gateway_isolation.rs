@@ -292,7 +292,7 @@ fn a_silent_http_server_is_not_waited_for_and_its_tools_join_when_it_answers() {
     let started = Instant::now();
     let layer = McpServerLayer::builder(
         "slow",
-        client_at(&switch.url_for(&slow.url()), &slow).timeout(Duration::from_millis(500)),
+        client_at(&switch.url_for(&slow.url()), &slow).timeout(Duration::from_secs(2)),
     )
     .reconnect_backoff(Duration::from_millis(50), Duration::from_millis(200))
     .start()
@@ -310,7 +310,7 @@ fn a_silent_http_server_is_not_waited_for_and_its_tools_join_when_it_answers() {
         "now"
     );
     assert!(
-        started.elapsed() < Duration::from_millis(500),
+        started.elapsed() < Duration::from_secs(2),
         "the gateway waited on the server"
     );
     assert_eq!(layer.count(), 0);
