@@ -125,7 +125,7 @@ pub enum Event {
         /// One line per unchecked keyword.
         warnings: Vec<String>,
     },
-    /// The application's surface misbehaved: `list_tools` or `find_tool`
+    /// The application's surface misbehaved: `list_tools` or a tool's lookup
     /// panicked, or listed a tool that breaks the naming rules or repeats a
     /// name (left out of `tools/list`, and refused as unknown when called).
     SurfaceFault {
@@ -262,7 +262,7 @@ impl Event {
                 ..
             } => log::Level::Debug,
             Event::CallFinished {
-                outcome: CallResult::Declined { .. },
+                outcome: CallResult::Declined { .. } | CallResult::Cancelled { .. },
                 ..
             }
             | Event::CallQueued { .. }
@@ -316,6 +316,9 @@ impl fmt::Display for Event {
                 }
                 CallResult::Failed { detail } => {
                     write!(f, "call to tool {tool:?} failed in {duration:?}: {detail}")
+                }
+                CallResult::Cancelled { reason } => {
+                    write!(f, "call to tool {tool:?} cancelled after {duration:?}: {reason}")
                 }
             },
             Event::CallQueued { tool, waiting } => write!(

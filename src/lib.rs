@@ -16,6 +16,7 @@
 //! - [A host and a tool](#a-host-and-a-tool)
 //! - [Typed tools and `?`](#typed-tools-and-)
 //! - [State shared between handlers](#state-shared-between-handlers)
+//! - [Tools that come and go](#tools-that-come-and-go)
 //! - [Progress and cancellation](#progress-and-cancellation)
 //! - [Testing a tool](#testing-a-tool)
 //! - [Connecting each agent](#connecting-each-agent)
@@ -53,22 +54,30 @@
 //! schema violation, naming the place, and the handler never runs. A tool
 //! that takes no arguments can take `serde_json::Value` and ignore it.
 //!
-//! A handler's error is either the model's business or the application's:
+//! A handler's error is either the model's business or the application's,
+//! and only one of the two paths shows text to the model:
 //!
-//! | the handler meets | the model should | write |
-//! | --- | --- | --- |
-//! | a request it can explain: no such note, over quota, a date that does not parse | read why and try otherwise | `?` on any error that implements `Display`, or `Err(ToolError::declined(reason))` |
-//! | trouble of its own: the database is down, a lock is poisoned | hear only that the tool failed | `.map_err(ToolError::failed)?`: the detail goes to the event hook or the log |
+//! | the handler meets | the model should | write | the model reads |
+//! | --- | --- | --- | --- |
+//! | a request it can explain: no such note, over quota, a date that does not parse | read why and try otherwise | `?` on any error that implements `Display`, or `Err(ToolError::declined(reason))` | **the error's message**, whatever it holds (a driver's error may quote the query) |
+//! | trouble of its own: the database is down, a lock is poisoned | hear only that the tool failed | `.map_err(ToolError::failed)?`: the detail goes to the event hook or the log | a fixed text, never the detail |
+//!
+//! So a bare `?` is a choice to show the message; where the message may
+//! hold what the model must not see, say `.map_err(ToolError::failed)?`.
 //!
 #![cfg_attr(not(doctest), doc = include_str!("doc/typed_tools.md"))]
 //!
-//! Untyped handlers, `Fn(&Value, &CallContext)`, may return anything that
-//! converts into a [`ToolOutcome`]: an outcome, a `String`, or a `Result`
-//! of either whose error implements `Display` (declined) or is a
+//! Untyped handlers, `Fn(&Value, &CallContext)` in a [`StaticSurface`] and
+//! a [`ToolRegistry`] alike, may return anything that converts into a
+//! [`ToolOutcome`]: an outcome, a `String`, a `serde_json::Value`, or a
+//! `Result` of either whose error implements `Display` (declined) or is a
 //! [`ToolError`]. With the `schemars` feature, `Tool::input_schema_for::<T>()`
 //! and `Tool::output_schema_for::<R>()` derive the schemas from the types,
 //! in a shape every agent accepts (inline, no `$schema`, an object at the
-//! root): `cargo test --features schemars` runs their tests.
+//! root). The derive is the application's: add `schemars = "1"` to its own
+//! dependencies beside the feature. A [`Tool`] serializes as the newest
+//! revision lists it, and has a getter for every field, so a derived schema
+//! can be snapshot-tested with `serde_json::to_value(&tool)`.
 //!
 //! A chain of tools needs one `?`, at [`SurfaceBuilder::build`], which
 //! reports the first registration refused (an invalid name or schema, a
@@ -83,15 +92,32 @@
 //!
 #![cfg_attr(not(doctest), doc = include_str!("doc/shared_state.md"))]
 //!
-//! A tool list that changes — tools that appear as the application's state
-//! allows them — is a [`surface_fn`] (or a [`ToolSurface`] of your own):
-//! the host asks it on every request, and
-//! [`ToolSession::notify_tools_changed`] tells the clients to list again.
-//! A [`ToolRegistry`] does both by itself: tools registered and withdrawn
-//! from any thread are announced to every session that serves it. A
+//! # Tools that come and go
+//!
+//! A tool that only some moments allow — an admin's `delete_note`, a
+//! tool that needs a login — carries a predicate: [`Tool::visible_when`].
+//! The host asks it itself on every `tools/list` and `tools/call`, in any
+//! surface: while it says no, the tool is not listed and a call to it is
+//! refused as unknown before any handler runs. The host cannot see a
+//! predicate change its mind, so the application says when it did:
+//! [`StaticSurface::refresh`] (or [`ToolRegistry::refresh`]) sends
+//! `notifications/tools/list_changed` to every session serving the
+//! surface. [`ToolSurface::visible_when`] gates a whole surface, or every
+//! tool a rule picks, the same way. Here is a whole notes application:
+//! typed tools, one shown only to an admin, and a slow one that stops
+//! when cancelled — and no `ToolSurface` of its own.
+//!
+#![cfg_attr(not(doctest), doc = include_str!("doc/notes_app.md"))]
+//!
+//! A [`ToolRegistry`] takes tools registered and removed from any thread
+//! and announces each change to every session serving it by itself. A
 //! [`LayeredSurface`] stacks surfaces in order of precedence — the
 //! application's own tools above a plugin's — so that a lower layer can
-//! never take a name, or a call, from a higher one.
+//! never take a name, or a call, from a higher one. A tool list kept in
+//! the application's own state is a [`surface_fn`] or a [`ToolSurface`]
+//! of its own (see [wrapping a surface](ToolSurface#wrapping-a-surface));
+//! [`ToolSession::notify_tools_changed`] tells one session's clients to
+//! list again.
 //!
 //! # Progress and cancellation
 //!
@@ -99,19 +125,23 @@
 //! from outside. A long one reports progress through its [`CallContext`] and
 //! looks at [`CallContext::is_cancelled`] between steps, which turns true
 //! when the client cancels, the session is dropped, the host shuts down,
-//! or the call passes its deadline ([`HostConfig::call_timeout`]).
+//! or the call passes its deadline ([`HostConfig::call_timeout`]). Then it
+//! stops with `ctx.check_cancelled()?` (or returns
+//! [`ToolOutcome::cancelled`]): the call ends *cancelled*, its own outcome
+//! ([`OutcomeKind::Cancelled`]), which the event hook reports with the
+//! host's reason and [`ToolSession::calls_cancelled`] counts — not a
+//! decline, whose reason the model would read. A client that cancelled
+//! gets no answer; any other reader a fixed text that says so.
 //!
 //! ```
 //! use serde_json::{json, Value};
 //! use toolhost::client::CallOptions;
-//! use toolhost::{HostConfig, StaticSurface, Tool, ToolError, ToolHost};
+//! use toolhost::{HostConfig, StaticSurface, Tool, ToolHost};
 //!
 //! let surface = StaticSurface::builder()
 //!     .typed(Tool::new("reindex", "Rebuilds the search index."), |_: Value, ctx| {
 //!         for step in 1..=4 {
-//!             if ctx.is_cancelled() {
-//!                 return Err(ToolError::declined("cancelled"));
-//!             }
+//!             ctx.check_cancelled()?; // cancelled, not declined
 //!             // … one step of the work …
 //!             ctx.progress(f64::from(step), Some(4.0), Some("indexing"));
 //!         }
@@ -279,7 +309,7 @@ pub use bridge::{
     DEFAULT_SERVER_REFRESH,
 };
 pub use call::{
-    surface_fn, AskError, CallContext, CallLine, Elicitation, FnSurface, InputRequest,
+    surface_fn, AskError, CallContext, CallLine, Elicitation, Filtered, FnSurface, InputRequest,
     LayeredBuilder, LayeredSurface, Reply, SessionLink, StaticSurface, SurfaceBuilder, ToolError,
     ToolRegistry, ToolSurface,
 };

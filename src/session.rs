@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::acp;
 use crate::call::link::SessionPort;
+use crate::call::surface::Adopting;
 use crate::call::{SessionLink, ToolSurface};
 #[cfg(feature = "client")]
 use crate::client::{Client, ClientBuilder, ClientError, Era};
@@ -59,7 +60,9 @@ impl ToolSession {
         surface: Box<dyn ToolSurface>,
         hook: Option<EventHook>,
     ) -> ToolSession {
-        let (entry, token) = table.insert(surface);
+        // Wrapped so that every question about its tools names this
+        // session (see `call::link`).
+        let (entry, token) = table.insert(Box::new(Adopting::new(surface)));
         entry.surface.on_open(SessionLink::new(Arc::new(Served {
             hub: Arc::downgrade(&endpoint.hub),
             entry: Arc::downgrade(&entry),
@@ -122,6 +125,16 @@ impl ToolSession {
     /// How many tool calls reached a handler of this session.
     pub fn calls_served(&self) -> u64 {
         self.entry.calls_served()
+    }
+
+    /// How many of the [served](ToolSession::calls_served) calls ended
+    /// cancelled ([`OutcomeKind::Cancelled`](crate::OutcomeKind::Cancelled)):
+    /// their handler ran but stopped, by the client's cancellation, the
+    /// session's end, the deadline or its own choice, with no result.
+    /// Calls cancelled while they waited for a slot never reached a
+    /// handler and count in neither number.
+    pub fn calls_cancelled(&self) -> u64 {
+        self.entry.calls_cancelled()
     }
 
     /// Tells the session's clients that its tool list changed: a

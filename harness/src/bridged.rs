@@ -10,7 +10,7 @@ use std::sync::{mpsc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use toolhost::client::{CallOptions, CancelHandle, Client, ClientError};
 use toolhost::{
     AskError, Elicitation, HostConfig, LayeredSurface, McpServerLayer, StaticSurface, Tool,
@@ -236,7 +236,7 @@ pub fn check_list_change_relayed(registry: &ToolRegistry, layer: McpServerLayer,
     assert_eq!(agent.tool_names(), ["echo"]);
     thread::sleep(settle);
     registry
-        .register(Tool::new("late", "Arrives late."), |_: &Value| {
+        .tool(Tool::new("late", "Arrives late."), |_, _| {
             Ok::<_, String>(json!({"ok": true}))
         })
         .unwrap();

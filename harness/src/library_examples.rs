@@ -23,6 +23,10 @@ pub struct TypedTools;
 #[doc = include_str!("../../src/doc/shared_state.md")]
 pub struct SharedState;
 
+/// The crate docs: tools that come and go (the notes application).
+#[doc = include_str!("../../src/doc/notes_app.md")]
+pub struct NotesApp;
+
 /// The crate docs: testing a tool.
 #[doc = include_str!("../../src/doc/testing_a_tool.md")]
 pub struct TestingATool;

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use toolhost::{
-    Error, Event, HostConfig, LayeredSurface, StaticSurface, Tool, ToolError, ToolHost,
-    ToolRegistry, ToolSurface,
+    CallContext, Error, Event, HostConfig, LayeredSurface, StaticSurface, Tool, ToolError,
+    ToolHost, ToolRegistry, ToolSurface,
 };
 use toolhost_tests::{get_stream, listen, schema, EventLog, Item, McpClient};
 
@@ -17,8 +17,9 @@ fn host() -> ToolHost {
     ToolHost::bind(HostConfig::default().keep_alive(Duration::from_secs(60))).unwrap()
 }
 
-/// agentd's handler shape, written as agentd writes it.
-fn word_count(args: &Value) -> Result<Value, String> {
+/// agentd's handler shape, written as agentd writes it (plus the context
+/// every handler kind gets).
+fn word_count(args: &Value, _ctx: &CallContext) -> Result<Value, String> {
     let text = args["text"]
         .as_str()
         .ok_or_else(|| "text must be a string".to_owned())?;
@@ -53,28 +54,25 @@ fn registering_a_tool_reaches_the_get_stream_without_a_manual_notify() {
     let mut events = get_stream(&host, &session, client.session_id.as_deref().unwrap());
     assert!(client.tool_names().is_empty());
 
-    registry.register(word_count_tool(), word_count).unwrap();
+    registry.tool(word_count_tool(), word_count).unwrap();
     let message = events.next_message().expect("a list change");
     schema::assert_valid("2025-11-25", "ToolListChangedNotification", &message);
     assert_eq!(client.tool_names(), ["word_count"]);
 }
 
 #[test]
-fn unregistering_reaches_subscriptions_listen_and_the_tool_is_refused_from_then_on() {
+fn removing_a_tool_reaches_subscriptions_listen_and_the_tool_is_refused_from_then_on() {
     let host = host();
     let registry = ToolRegistry::new();
-    registry.register(word_count_tool(), word_count).unwrap();
+    registry.tool(word_count_tool(), word_count).unwrap();
     let session = host.open_session(registry.clone());
     let mut listener = listen(&host, &session, 1, json!({"toolsListChanged": true}));
     listener.next_message().expect("the acknowledgement");
 
-    assert!(registry.unregister("word_count"));
+    assert!(registry.remove("word_count"));
     let message = listener.next_message().expect("a list change");
     assert_eq!(message["method"], "notifications/tools/list_changed");
-    assert!(
-        !registry.unregister("word_count"),
-        "nothing left to withdraw"
-    );
+    assert!(!registry.remove("word_count"), "nothing left to withdraw");
     let mut client = McpClient::for_session(&host, &session);
     client.initialize("2025-11-25");
     let refused = client.call("word_count", json!({"text": "a"}));
@@ -86,19 +84,17 @@ fn unregistering_reaches_subscriptions_listen_and_the_tool_is_refused_from_then_
 fn a_failed_registration_announces_nothing() {
     let host = ToolHost::bind(HostConfig::default().keep_alive(Duration::from_millis(30))).unwrap();
     let registry = ToolRegistry::new();
-    registry.register(word_count_tool(), word_count).unwrap();
+    registry.tool(word_count_tool(), word_count).unwrap();
     let session = host.open_session(registry.clone());
     let mut client = McpClient::for_session(&host, &session);
     client.initialize("2025-11-25");
     let mut events = get_stream(&host, &session, client.session_id.as_deref().unwrap());
-    registry
-        .register(word_count_tool(), word_count)
-        .unwrap_err();
-    assert!(!registry.unregister("never_registered"));
+    registry.tool(word_count_tool(), word_count).unwrap_err();
+    assert!(!registry.remove("never_registered"));
     // A change would be written at once; a keep-alive comes first instead.
     assert_eq!(events.next_item(), Item::Comment);
     registry
-        .register(Tool::new("second", "d"), |_: &Value| Ok::<_, String>("2"))
+        .tool(Tool::new("second", "d"), |_, _| Ok::<_, String>("2"))
         .unwrap();
     let message = events.next_message().expect("the real change");
     assert_eq!(message["method"], "notifications/tools/list_changed");
@@ -117,7 +113,7 @@ fn every_open_session_hears_of_a_change_and_a_dropped_one_is_forgotten() {
     a.next_message().unwrap();
     b.next_message().unwrap();
 
-    registry.register(word_count_tool(), word_count).unwrap();
+    registry.tool(word_count_tool(), word_count).unwrap();
     assert_eq!(
         a.next_message().unwrap()["method"],
         "notifications/tools/list_changed"
@@ -140,25 +136,23 @@ fn every_open_session_hears_of_a_change_and_a_dropped_one_is_forgotten() {
 fn registration_refuses_invalid_duplicate_and_reserved_names_naming_the_rule() {
     let registry = ToolRegistry::new();
     registry.reserve("shell");
-    registry.register(word_count_tool(), word_count).unwrap();
+    registry.tool(word_count_tool(), word_count).unwrap();
 
     let invalid = registry
-        .register(Tool::new("has space", "d"), word_count)
+        .tool(Tool::new("has space", "d"), word_count)
         .unwrap_err();
     assert!(
         matches!(invalid, Error::InvalidToolName { .. }),
         "{invalid}"
     );
     assert!(invalid.to_string().contains("A-Z, a-z, 0-9"), "{invalid}");
-    let duplicate = registry
-        .register(word_count_tool(), word_count)
-        .unwrap_err();
+    let duplicate = registry.tool(word_count_tool(), word_count).unwrap_err();
     assert!(
         duplicate.to_string().contains("already registered"),
         "{duplicate}"
     );
     let reserved = registry
-        .register(Tool::new("shell", "d"), word_count)
+        .tool(Tool::new("shell", "d"), word_count)
         .unwrap_err();
     assert!(matches!(reserved, Error::ReservedToolName { ref name } if name == "shell"));
     assert!(reserved.to_string().contains("reserved"), "{reserved}");
@@ -169,9 +163,9 @@ fn registration_refuses_invalid_duplicate_and_reserved_names_naming_the_rule() {
 fn agentd_handlers_succeed_with_structured_content_and_their_errors_decline() {
     let host = host();
     let registry = ToolRegistry::new();
-    registry.register(word_count_tool(), word_count).unwrap();
+    registry.tool(word_count_tool(), word_count).unwrap();
     registry
-        .register(Tool::new("db", "Fails."), |_: &Value| {
+        .tool(Tool::new("db", "Fails."), |_, _| {
             Err::<Value, _>(ToolError::failed("connection refused at 10.0.0.7"))
         })
         .unwrap();
@@ -193,12 +187,12 @@ fn agentd_handlers_succeed_with_structured_content_and_their_errors_decline() {
     );
 
     // The same, in-process.
-    let direct = registry.call("word_count", &json!({"text": "a b"}));
+    let direct = registry.call_detached("word_count", &json!({"text": "a b"}));
     assert_eq!(direct.structured_content(), Some(&json!({"words": 2})));
-    let refused = registry.call("word_count", &json!({"text": 7}));
+    let refused = registry.call_detached("word_count", &json!({"text": 7}));
     assert_eq!(refused.kind(), toolhost::OutcomeKind::Declined);
     assert_eq!(
-        registry.call("nope", &json!({})).kind(),
+        registry.call_detached("nope", &json!({})).kind(),
         toolhost::OutcomeKind::Declined
     );
 }
@@ -210,36 +204,33 @@ fn handlers_run_outside_the_lock_so_one_may_change_the_registry_and_others_run_m
     {
         let registry_inside = registry.clone();
         registry
-            .register(
-                Tool::new("grow", "Registers another tool."),
-                move |_: &Value| {
-                    registry_inside
-                        .register(Tool::new("grown", "d"), |_: &Value| Ok::<_, String>("g"))
-                        .map(|()| "grew")
-                },
-            )
+            .tool(Tool::new("grow", "Registers another tool."), move |_, _| {
+                registry_inside
+                    .tool(Tool::new("grown", "d"), |_, _| Ok::<_, String>("g"))
+                    .map(|()| "grew")
+            })
             .unwrap();
         let gate = Arc::clone(&gate);
         registry
-            .register(
-                Tool::new("wait", "Waits for a partner."),
-                move |_: &Value| {
-                    gate.wait();
-                    Ok::<_, String>("met")
-                },
-            )
+            .tool(Tool::new("wait", "Waits for a partner."), move |_, _| {
+                gate.wait();
+                Ok::<_, String>("met")
+            })
             .unwrap();
     }
     assert_eq!(
-        registry.call("grow", &json!({})).kind(),
+        registry.call_detached("grow", &json!({})).kind(),
         toolhost::OutcomeKind::Success
     );
-    assert!(registry.find_tool("grown").is_some());
+    assert!(registry
+        .list_tools()
+        .iter()
+        .any(|tool| tool.name() == "grown"));
     // Two handlers that only finish together: they run at once.
     let other = registry.clone();
-    let waiter = thread::spawn(move || other.call("wait", &json!({})));
+    let waiter = thread::spawn(move || other.call_detached("wait", &json!({})));
     assert_eq!(
-        registry.call("wait", &json!({})).kind(),
+        registry.call_detached("wait", &json!({})).kind(),
         toolhost::OutcomeKind::Success
     );
     assert_eq!(
@@ -257,13 +248,13 @@ fn registrations_from_many_threads_all_land() {
             thread::spawn(move || {
                 for i in 0..25 {
                     registry
-                        .register(Tool::new(format!("t{t}_{i}"), "d"), |_: &Value| {
+                        .tool(Tool::new(format!("t{t}_{i}"), "d"), |_, _| {
                             Ok::<_, String>("ok")
                         })
                         .unwrap();
                 }
                 for i in 0..5 {
-                    assert!(registry.unregister(&format!("t{t}_{i}")));
+                    assert!(registry.remove(&format!("t{t}_{i}")));
                 }
             })
         })
@@ -299,7 +290,7 @@ fn the_first_layer_owns_a_name_in_the_list_and_in_dispatch_and_shadows_are_repor
     let log = EventLog::new();
     let host = ToolHost::bind(log.hook(HostConfig::default())).unwrap();
     let app = ToolRegistry::new();
-    app.register(Tool::new("search", "The app's search."), |_: &Value| {
+    app.tool(Tool::new("search", "The app's search."), |_, _| {
         Ok::<_, String>("app")
     })
     .unwrap();
@@ -344,12 +335,12 @@ fn the_first_layer_owns_a_name_in_the_list_and_in_dispatch_and_shadows_are_repor
 
     // When the app withdraws its search, the plugin's is reachable and
     // nothing new is reported; when the app adds weather, that is.
-    app.unregister("search");
+    app.remove("search");
     assert_eq!(
         client.call("search", json!({}))["content"][0]["text"],
         "plugin"
     );
-    app.register(Tool::new("weather", "The app's weather."), |_: &Value| {
+    app.tool(Tool::new("weather", "The app's weather."), |_, _| {
         Ok::<_, String>("rain")
     })
     .unwrap();
@@ -383,7 +374,7 @@ fn a_registry_inside_layers_still_announces_its_changes() {
     let session = host.open_session(layered(&app, &Arc::default()));
     let mut listener = listen(&host, &session, 1, json!({"toolsListChanged": true}));
     listener.next_message().unwrap();
-    app.register(word_count_tool(), word_count).unwrap();
+    app.tool(word_count_tool(), word_count).unwrap();
     assert_eq!(
         listener.next_message().unwrap()["method"],
         "notifications/tools/list_changed"

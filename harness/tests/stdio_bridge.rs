@@ -52,7 +52,7 @@ fn tools(seen: &Arc<Seen>) -> StaticSurface {
                 while !slow.release.load(Ordering::SeqCst) {
                     if ctx.is_cancelled() {
                         slow.slow_cancelled.store(true, Ordering::SeqCst);
-                        return ToolOutcome::declined("cancelled");
+                        return ToolOutcome::cancelled();
                     }
                     // Progress shows the test the call was carried
                     // until it was cancelled.

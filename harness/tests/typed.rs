@@ -562,4 +562,45 @@ mod derived {
             "{scalar}"
         );
     }
+
+    #[test]
+    fn a_derived_definition_can_be_snapshot_tested_without_listing_it_through_a_client() {
+        /// What to search for.
+        #[derive(Deserialize, JsonSchema)]
+        #[allow(dead_code)] // only its schema is looked at
+        struct Search {
+            /// Words to look for.
+            query: String,
+        }
+        let tool = Tool::new("search_notes", "Finds notes.").input_schema_for::<Search>();
+        let snapshot = json!({
+            "name": "search_notes",
+            "description": "Finds notes.",
+            "inputSchema": {
+                "type": "object",
+                "description": "What to search for.",
+                "properties": {"query": {"type": "string", "description": "Words to look for."}},
+                "required": ["query"],
+                "title": "Search",
+            },
+        });
+        assert_eq!(serde_json::to_value(&tool).unwrap(), snapshot);
+        assert_eq!(tool.input_schema_json(), &snapshot["inputSchema"]);
+        // What a client lists is the same definition.
+        let host = ToolHost::bind(HostConfig::default()).unwrap();
+        let session = host.open_session(StaticSurface::new().tool(tool, |_, _| "found").unwrap());
+        let listed = ask(
+            &host,
+            &session,
+            "2026-07-28",
+            "tools/list",
+            json!({}),
+            "ListToolsResult",
+        );
+        assert_eq!(listed["tools"][0], snapshot);
+        assert_ne!(
+            listed["tools"][0]["inputSchema"],
+            json!({"type": "object", "properties": {}})
+        );
+    }
 }

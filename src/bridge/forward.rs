@@ -45,9 +45,9 @@ impl Inner {
         }
         match self.call_remote(remote, args, options) {
             Ok(result) => ToolOutcome::relayed(result.raw),
-            Err(ClientError::Cancelled) => {
-                ToolOutcome::declined("The call was cancelled; the server was told to stop.")
-            }
+            // The server was told to stop; the call ends cancelled, not
+            // declined (there is no verdict for the model to read).
+            Err(ClientError::Cancelled) => ToolOutcome::cancelled(),
             // The standard JSON-RPC errors are the server's verdict on the
             // call itself (invalid params, an unknown tool): the model may
             // correct the call. Other codes say the server cannot serve.

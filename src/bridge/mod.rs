@@ -56,6 +56,7 @@ use serde_json::{json, Value};
 use crate::call::context::CallContext;
 use crate::call::line::CallLine;
 use crate::call::link::{Links, SessionLink};
+use crate::call::surface::sealed::Token;
 use crate::call::surface::ToolSurface;
 use crate::client::{
     CallOptions, CancelHandle, Client, ClientBuilder, ClientError, StdioServer, ToolInfo,
@@ -558,10 +559,11 @@ impl Inner {
 
 impl ToolSurface for McpServerLayer {
     fn list_tools(&self) -> Vec<Tool> {
+        self.inner.links.adopt_serving();
         read(&self.inner.snapshot).tools.clone()
     }
 
-    fn find_tool(&self, name: &str) -> Option<Tool> {
+    fn lookup(&self, name: &str, _: Token) -> Option<Tool> {
         read(&self.inner.snapshot)
             .remote
             .get(name)

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use super::ask::{AskError, Asking, Elicitation, InputRequest, Round};
+use super::fallible::ToolError;
 use super::port::{CallLink, Cancellation, Gone};
 use crate::model::{ClientInfo, LogLevel, Revision};
 use crate::sync::lock;
@@ -25,7 +26,7 @@ use crate::sync::lock;
 /// fn slow(_args: &serde_json::Value, ctx: &CallContext) -> ToolOutcome {
 ///     for step in 0..100u32 {
 ///         if ctx.is_cancelled() {
-///             return ToolOutcome::declined("cancelled");
+///             return ToolOutcome::cancelled(); // not a decline: the model reads no reason
 ///         }
 ///         ctx.progress(f64::from(step), Some(100.0), None);
 ///         // … one step of work …
@@ -274,6 +275,32 @@ impl CallContext {
     /// this between steps and return early.
     pub fn is_cancelled(&self) -> bool {
         self.cancel.is_cancelled()
+    }
+
+    /// `Err(`[`ToolError::cancelled`]`)` once the call is cancelled, so that
+    /// a handler stops between steps with `ctx.check_cancelled()?`. The call
+    /// then ends as [`OutcomeKind::Cancelled`](crate::OutcomeKind::Cancelled),
+    /// told apart from a decline by the event hook and
+    /// [`ToolSession::calls_cancelled`](crate::ToolSession::calls_cancelled).
+    ///
+    /// ```
+    /// use toolhost::{CallContext, ToolError};
+    ///
+    /// fn reindex(_args: serde_json::Value, ctx: &CallContext) -> Result<String, ToolError> {
+    ///     for step in 0..100u32 {
+    ///         ctx.check_cancelled()?; // a cancelled call, not a declined one
+    ///         ctx.progress(f64::from(step), Some(100.0), None);
+    ///     }
+    ///     Ok("reindexed".into())
+    /// }
+    /// # let _ = reindex;
+    /// ```
+    pub fn check_cancelled(&self) -> Result<(), ToolError> {
+        if self.is_cancelled() {
+            Err(ToolError::cancelled())
+        } else {
+            Ok(())
+        }
     }
 
     /// Why the call was cancelled, once it is.

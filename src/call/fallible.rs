@@ -20,15 +20,22 @@ use serde_json::Value;
 
 use crate::model::ToolOutcome;
 
-/// Why a handler stopped early: it *declined* (the model reads the reason
-/// and can adapt) or it *failed* (the model gets a generic error, the
-/// application the detail).
+/// Why a handler stopped early. Of its three kinds, **only a decline shows
+/// text to the model**:
 ///
-/// Any error that implements [`Display`] converts into a declined
-/// `ToolError` with its message, so `?` works on `io::Error`,
-/// `ParseIntError`, `String`, [`AskError`](crate::AskError) and the like.
-/// Say [`ToolError::failed`] where the message is for the application, not
-/// the model.
+/// - *declined* — `?` on any error that implements [`Display`]
+///   (`io::Error`, `ParseIntError`, `String`, [`AskError`](crate::AskError),
+///   …) or [`ToolError::declined`]: the model reads the message, whatever
+///   it holds, and can adapt: `let n: u32 = text.parse()?;`
+/// - *failed* — [`ToolError::failed`]: the model reads a fixed text that
+///   the tool failed, the application the detail (event hook or `log`):
+///   `db.query(q).map_err(ToolError::failed)?;`
+/// - *cancelled* — [`ToolError::cancelled`], what
+///   [`CallContext::check_cancelled`](crate::CallContext::check_cancelled)
+///   returns: no result, and nothing written for the model.
+///
+/// So a bare `?` is a choice to show the message: where it may hold what
+/// the model must not see, say `.map_err(ToolError::failed)?`.
 ///
 /// | the handler meets | the model should | return |
 /// | --- | --- | --- |
@@ -82,6 +89,16 @@ impl ToolError {
         }
     }
 
+    /// The call was cancelled and stops here, as
+    /// [`ToolOutcome::cancelled`]: nothing is written for the model. What
+    /// [`CallContext::check_cancelled`](crate::CallContext::check_cancelled)
+    /// returns once the call is cancelled.
+    pub fn cancelled() -> ToolError {
+        ToolError {
+            outcome: ToolOutcome::cancelled(),
+        }
+    }
+
     /// Attaches a machine-readable code to a declined error (see
     /// [`ToolOutcome::with_code`]); a failed one is unchanged.
     #[must_use]
@@ -126,6 +143,20 @@ impl From<String> for ToolOutcome {
     /// Success with one text block, as [`ToolOutcome::text`].
     fn from(text: String) -> ToolOutcome {
         ToolOutcome::text(text)
+    }
+}
+
+impl From<Value> for ToolOutcome {
+    /// Success, as a typed handler's [`Reply`](crate::Reply) of the same
+    /// value: an object as `structuredContent` mirrored into a text block
+    /// ([`ToolOutcome::json`]), a string as a text block, anything else as
+    /// a text block of its JSON.
+    fn from(value: Value) -> ToolOutcome {
+        match value {
+            object @ Value::Object(_) => ToolOutcome::json(object),
+            Value::String(text) => ToolOutcome::text(text),
+            other => ToolOutcome::text(other.to_string()),
+        }
     }
 }
 

@@ -10,7 +10,18 @@
 //! host, no thread: the host hands each surface a link when it opens a
 //! session on it ([`ToolSurface::on_open`](crate::ToolSurface::on_open)),
 //! and the surface calls the links it kept when its tools change.
+//!
+//! `on_open` reaches only the surface the host was given. One wrapped in
+//! a surface of the application's own hears of it only if the wrapper
+//! forwards it, which is easy to forget and silent when forgotten. So the
+//! host also names the session it serves while it asks a surface for its
+//! tools ([`serving`], from the session's
+//! `Adopting` surface), and the crate's surfaces that keep links adopt
+//! that session from there ([`Links::adopt_serving`]): a wrapped one
+//! learns of every session whose client has listed its tools — which a
+//! client does before a list change could mean anything to it.
 
+use std::cell::RefCell;
 use std::fmt;
 use std::sync::Arc;
 
@@ -102,6 +113,30 @@ impl SessionLink {
     pub fn report(&self, event: Event) {
         self.port.report(event);
     }
+
+    /// Whether both are links to the same session.
+    fn same_session(&self, other: &SessionLink) -> bool {
+        Arc::ptr_eq(&self.port, &other.port)
+    }
+}
+
+thread_local! {
+    /// The session whose request this thread is asking a surface about.
+    static SERVING: RefCell<Option<SessionLink>> = const { RefCell::new(None) };
+}
+
+/// Runs `ask` with `link` named as the session this thread serves, and
+/// the one named before restored after, panic or not.
+pub(crate) fn serving<R>(link: &SessionLink, ask: impl FnOnce() -> R) -> R {
+    struct Restore(Option<SessionLink>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            SERVING.with(|serving| *serving.borrow_mut() = previous);
+        }
+    }
+    let _restore = Restore(SERVING.with(|serving| serving.replace(Some(link.clone()))));
+    ask()
 }
 
 impl fmt::Debug for SessionLink {
@@ -120,10 +155,28 @@ pub(crate) struct Links {
 }
 
 impl Links {
+    /// Keeps `link`, unless it is kept already.
     pub(crate) fn add(&self, link: SessionLink) {
         let mut links = crate::sync::lock(&self.links);
         links.retain(SessionLink::is_open);
-        links.push(link);
+        if !links.iter().any(|kept| kept.same_session(&link)) {
+            links.push(link);
+        }
+    }
+
+    /// Keeps the session this thread is serving, if the host named one
+    /// (see [`serving`]): how a surface wrapped in one that does not
+    /// forward `on_open` still learns of its sessions.
+    pub(crate) fn adopt_serving(&self) {
+        SERVING.with(|serving| {
+            if let Some(link) = serving.borrow().as_ref() {
+                let mut links = crate::sync::lock(&self.links);
+                if !links.iter().any(|kept| kept.same_session(link)) {
+                    links.retain(SessionLink::is_open);
+                    links.push(link.clone());
+                }
+            }
+        });
     }
 
     /// Announces a change to every open session; call it outside the

@@ -22,7 +22,7 @@ pub use fallible::ToolError;
 pub use line::CallLine;
 pub use link::SessionLink;
 pub use surface::{
-    surface_fn, FnSurface, LayeredBuilder, LayeredSurface, StaticSurface, SurfaceBuilder,
+    surface_fn, Filtered, FnSurface, LayeredBuilder, LayeredSurface, StaticSurface, SurfaceBuilder,
     ToolRegistry, ToolSurface,
 };
 pub use typed::Reply;

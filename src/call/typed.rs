@@ -43,10 +43,9 @@ mod sealed {
 
 impl<R: Serialize> Reply for R {
     fn into_outcome(self, tool: &str) -> ToolOutcome {
+        // Spelled once, for untyped handlers too: `From<Value>`.
         match serde_json::to_value(self) {
-            Ok(object @ Value::Object(_)) => ToolOutcome::json(object),
-            Ok(Value::String(text)) => ToolOutcome::text(text),
-            Ok(other) => ToolOutcome::text(other.to_string()),
+            Ok(value) => ToolOutcome::from(value),
             Err(err) => ToolOutcome::failed(format!(
                 "the result of tool {tool:?} cannot be serialized: {err}"
             )),

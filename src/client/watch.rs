@@ -60,7 +60,7 @@ impl Client {
     /// let mut n = 0;
     /// while rx.recv_timeout(std::time::Duration::from_millis(100)).is_err() {
     ///     n += 1;
-    ///     registry.register(Tool::new(format!("t{n}"), "A tool."), |_: &Value| Ok::<_, String>(Value::Null))?;
+    ///     registry.tool(Tool::new(format!("t{n}"), "A tool."), |_, _| Value::Null)?;
     /// }
     /// cancel.cancel();
     /// assert!(watcher.join().unwrap().is_err()); // Cancelled

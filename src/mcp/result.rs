@@ -24,6 +24,12 @@ use crate::model::{CallResult, Content, Revision, ToolOutcome};
 pub(super) const FAILED_TEXT: &str =
     "The tool failed with an internal error and produced no result. The application has the details.";
 
+/// What the model reads when a call was cancelled before it finished; the
+/// reason goes to the hook. Sent only where someone still waits for the
+/// answer: a client that cancelled the call itself gets none.
+pub(super) const CANCELLED_TEXT: &str =
+    "The tool call was cancelled before it finished and has no result.";
+
 /// The response to request `id` whose call came to `outcome` (not a
 /// relayed one), for `revision`.
 pub(super) fn written(
@@ -83,6 +89,10 @@ impl Serialize for ResultJson<'_> {
             }
             CallResult::Failed { .. } => {
                 map.serialize_entry("content", &[TextBlock(FAILED_TEXT)])?;
+                true
+            }
+            CallResult::Cancelled { .. } => {
+                map.serialize_entry("content", &[TextBlock(CANCELLED_TEXT)])?;
                 true
             }
         };
@@ -147,6 +157,7 @@ mod tests {
             ToolOutcome::declined("no").with_code(json!("quota")),
             ToolOutcome::declined("no").with_code(json!({"n": 1})),
             ToolOutcome::failed("db password wrong"),
+            ToolOutcome::cancelled().why_cancelled(|| Some("user pressed stop".into())),
         ]
     }
 

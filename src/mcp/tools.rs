@@ -15,10 +15,11 @@ use serde_json::{json, Map, Value};
 
 use super::lifecycle::Caller;
 use super::plan::{CallKey, CallPlan, Rounds};
-use super::result::{self, FAILED_TEXT};
+use super::result::{self, CANCELLED_TEXT, FAILED_TEXT};
 use super::stateless::complete;
 use super::{Server, Session};
 use crate::call::panic_message;
+use crate::call::surface::{self, visible_tools};
 use crate::event::Event;
 use crate::model::http::Headers;
 use crate::model::jsonrpc::{
@@ -32,8 +33,10 @@ use crate::schema::describe;
 /// The surface's tools now, with any that break the rules left out (and
 /// reported), or `Err` when `list_tools` panicked.
 fn current_tools(server: &Server, session: &dyn Session) -> Result<Vec<Tool>, RpcError> {
+    // The host asks each tool's predicate itself (inside the catch: a
+    // predicate is the application's code), whatever the surface did.
     let listed =
-        catch_unwind(AssertUnwindSafe(|| session.surface().list_tools())).map_err(|payload| {
+        catch_unwind(AssertUnwindSafe(|| visible_tools(session.surface()))).map_err(|payload| {
             server.emit(|| Event::SurfaceFault {
                 message: format!("list_tools panicked: {}", panic_message(&*payload)),
             });
@@ -235,11 +238,16 @@ pub(crate) fn plan(
     })
 }
 
-/// The tool named `name` as the surface lists it now. A surface's tool that
-/// breaks the naming rules is refused here exactly as it is left out of
-/// `tools/list`.
+/// The tool named `name` as the surface lists it now, visible: a hidden
+/// tool is unknown. The host asks the list (or a crate surface's lookup,
+/// which cannot disagree with it) and the tool's predicate itself, so no
+/// surface method can make an unlisted tool callable. A surface's tool
+/// that breaks the naming rules is refused here exactly as it is left out
+/// of `tools/list`.
 fn find_tool(server: &Server, session: &dyn Session, name: &str) -> Result<Tool, Refusal> {
-    let found = catch_unwind(AssertUnwindSafe(|| session.surface().find_tool(name)));
+    let found = catch_unwind(AssertUnwindSafe(|| {
+        surface::find_tool(session.surface(), name)
+    }));
     let unknown = || {
         Err(Ok(tool_error(&format!("Unknown tool: {name:?} is not available on this server right now. Call tools/list for the current tools."))))
     };
@@ -399,7 +407,7 @@ pub(super) fn finish_result(
 
 /// The `-32021` error when the client lacks a capability the tool requires.
 fn missing_capabilities(tool: &Tool, declared: &Value) -> Option<RpcError> {
-    let required = tool.required_capabilities()?;
+    let required = tool.required_client_capabilities()?;
     let missing: Vec<&str> = required
         .keys()
         .filter(|name| declared.get(name.as_str()).is_none())
@@ -462,6 +470,13 @@ pub(super) fn render(outcome: &ToolOutcome, revision: Revision) -> Value {
             result.insert(
                 "content".into(),
                 json!([{"type": "text", "text": FAILED_TEXT}]),
+            );
+            result.insert("isError".into(), true.into());
+        }
+        CallResult::Cancelled { .. } => {
+            result.insert(
+                "content".into(),
+                json!([{"type": "text", "text": CANCELLED_TEXT}]),
             );
             result.insert("isError".into(), true.into());
         }

@@ -1,16 +1,21 @@
-//! What a tool call came to: success, declined or failed.
+//! What a tool call came to: success, declined, failed or cancelled.
 //!
-//! [`CallResult`] is the one enum of the three outcomes; a [`ToolOutcome`]
+//! [`CallResult`] is the one enum of the four outcomes; a [`ToolOutcome`]
 //! is a `CallResult` with what a success carries (content blocks and
 //! `structuredContent`) or what a refusal carries (its machine-readable
-//! code). [`OutcomeKind`] is the same three states without their data, for
+//! code). [`OutcomeKind`] is the same four states without their data, for
 //! matching.
+//!
+//! Only a decline's reason is written for the model. A failure's detail
+//! and a cancellation's reason are for the application: the model reads a
+//! fixed text that says which of the two happened, never the words behind
+//! it.
 
 use serde_json::{Map, Value};
 
 use super::content::Content;
 
-/// How a call ended: the three states of a [`ToolOutcome`], as the event
+/// How a call ended: the four states of a [`ToolOutcome`], as the event
 /// hook reports them (with the detail the model never sees).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -27,22 +32,34 @@ pub enum CallResult {
         /// The detail the model did not see.
         detail: String,
     },
+    /// The call was cancelled before it finished — by the client, by the
+    /// session's end, by its deadline, or by the handler itself
+    /// ([`ToolOutcome::cancelled`]). A client that cancelled gets no
+    /// answer at all; any other gets a fixed text saying the call was
+    /// cancelled, never the reason.
+    Cancelled {
+        /// Why, as the host knows it ("the client cancelled the call",
+        /// "the session was closed", …); for the application only.
+        reason: String,
+    },
 }
 
 impl CallResult {
-    /// Which of the three states this is.
+    /// Which of the four states this is.
     pub fn kind(&self) -> OutcomeKind {
         match self {
             CallResult::Success => OutcomeKind::Success,
             CallResult::Declined { .. } => OutcomeKind::Declined,
             CallResult::Failed { .. } => OutcomeKind::Failed,
+            CallResult::Cancelled { .. } => OutcomeKind::Cancelled,
         }
     }
 }
 
-/// The three states of a [`ToolOutcome`] (and of a [`CallResult`]), without
+/// The four states of a [`ToolOutcome`] (and of a [`CallResult`]), without
 /// their data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum OutcomeKind {
     /// The tool ran and produced a result.
     Success,
@@ -50,6 +67,8 @@ pub enum OutcomeKind {
     Declined,
     /// The tool could not run (a fault or a panic); the model gets a generic error.
     Failed,
+    /// The call was cancelled before it finished; it has no result.
+    Cancelled,
 }
 
 /// What a tool call came to.
@@ -61,9 +80,11 @@ pub enum OutcomeKind {
 /// let ok = ToolOutcome::json(json!({"sum": 3}));
 /// let no = ToolOutcome::declined("over the daily quota").with_code(json!("quota"));
 /// let broken = ToolOutcome::failed("database connection lost");
+/// let stopped = ToolOutcome::cancelled();
 /// assert_eq!(ok.kind(), OutcomeKind::Success);
 /// assert_eq!(no.kind(), OutcomeKind::Declined);
 /// assert_eq!(broken.kind(), OutcomeKind::Failed);
+/// assert_eq!(stopped.kind(), OutcomeKind::Cancelled);
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolOutcome {
@@ -153,6 +174,48 @@ impl ToolOutcome {
         }
     }
 
+    /// The call was cancelled and stops here with no result: what a
+    /// handler returns once [`CallContext::is_cancelled`](crate::CallContext::is_cancelled)
+    /// says so (or `ctx.check_cancelled()?`, which returns it). The host
+    /// fills in why — the client cancelled, the session closed, the
+    /// deadline passed — for the event hook; a client that cancelled gets
+    /// no answer, any other a fixed text saying the call was cancelled.
+    /// Unlike [`ToolOutcome::declined`], nothing here is written for the
+    /// model.
+    ///
+    /// ```
+    /// use toolhost::{CallResult, OutcomeKind, ToolOutcome};
+    ///
+    /// let outcome = ToolOutcome::cancelled();
+    /// assert_eq!(outcome.kind(), OutcomeKind::Cancelled);
+    /// assert!(matches!(outcome.result(), CallResult::Cancelled { .. }));
+    /// assert_ne!(outcome.kind(), ToolOutcome::declined("cancelled").kind());
+    /// ```
+    pub fn cancelled() -> ToolOutcome {
+        ToolOutcome {
+            result: CallResult::Cancelled {
+                reason: String::new(),
+            },
+            content: Vec::new(),
+            structured: None,
+            relayed: None,
+        }
+    }
+
+    /// A cancelled outcome that does not say why yet gets `reason()`'s
+    /// answer: the host's record of the call's cancellation, or, when
+    /// nothing cancelled the call, that its handler stopped it.
+    pub(crate) fn why_cancelled(mut self, reason: impl FnOnce() -> Option<String>) -> ToolOutcome {
+        if let CallResult::Cancelled { reason: why } = &mut self.result {
+            if why.is_empty() {
+                *why = reason().unwrap_or_else(|| {
+                    "the handler stopped the call, which nothing had cancelled".to_owned()
+                });
+            }
+        }
+        self
+    }
+
     /// Another MCP server's `CallToolResult`, passed on to the client
     /// unchanged: every content block (of any type, including ones this
     /// crate does not know), `structuredContent`, `_meta` and `isError`.
@@ -236,7 +299,7 @@ impl ToolOutcome {
         }
     }
 
-    /// Which of the three states this is.
+    /// Which of the four states this is.
     pub fn kind(&self) -> OutcomeKind {
         self.result.kind()
     }

@@ -4,8 +4,10 @@
 //! [`Schema`]) and shared by every clone, so checking a call
 //! costs a walk over the compiled nodes and never a parse.
 
+use std::fmt;
 use std::sync::Arc;
 
+use serde_core::ser::{Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
@@ -75,8 +77,29 @@ struct ToolSpec {
     icons: Vec<Icon>,
     meta: Option<Map<String, Value>>,
     required_capabilities: Option<Map<String, Value>>,
+    /// Asked on every request: while it says no, the tool is neither
+    /// listed nor callable.
+    visible: Option<Visibility>,
     /// The tool as `tools/list` sends it, per view, made on first use.
     rendered: Renderings,
+}
+
+/// A tool's visibility predicate (see [`Tool::visible_when`]).
+#[derive(Clone)]
+struct Visibility(Arc<dyn Fn() -> bool + Send + Sync>);
+
+/// Two tools gated alike share one predicate; a closure has no other
+/// equality.
+impl PartialEq for Visibility {
+    fn eq(&self, other: &Visibility) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl fmt::Debug for Visibility {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a visibility predicate")
+    }
 }
 
 /// Compiles a tool schema, which must describe an object at its root: tool
@@ -112,6 +135,7 @@ impl Tool {
                 icons: Vec::new(),
                 meta: None,
                 required_capabilities: None,
+                visible: None,
                 rendered: Renderings::default(),
             }),
         }
@@ -192,6 +216,48 @@ impl Tool {
         self
     }
 
+    /// Lists the tool, and lets it be called, only while `predicate` says
+    /// yes. The host asks it itself on every `tools/list` and every
+    /// `tools/call`, whichever surface lists the tool and whatever wraps
+    /// that surface: a call while it says no is refused as an unknown
+    /// tool and its handler never runs. Keep it cheap (it may be asked
+    /// more than once a request) and free of panics.
+    ///
+    /// The host cannot see the predicate change its mind, so tell the
+    /// clients when it does: [`StaticSurface::refresh`](crate::StaticSurface::refresh)
+    /// or [`ToolRegistry::refresh`](crate::ToolRegistry::refresh) on the
+    /// surface that holds the tool (every session serving it hears
+    /// `notifications/tools/list_changed`), or
+    /// [`ToolSession::notify_tools_changed`](crate::ToolSession::notify_tools_changed)
+    /// for one session.
+    ///
+    /// ```
+    /// use std::sync::{Arc, atomic::{AtomicBool, Ordering}};
+    /// use toolhost::Tool;
+    ///
+    /// let admin = Arc::new(AtomicBool::new(false));
+    /// let flag = Arc::clone(&admin);
+    /// let tool = Tool::new("delete_note", "Deletes a note.")
+    ///     .visible_when(move || flag.load(Ordering::SeqCst));
+    /// assert!(!tool.is_visible());
+    /// admin.store(true, Ordering::SeqCst);
+    /// assert!(tool.is_visible());
+    /// ```
+    #[must_use]
+    pub fn visible_when(mut self, predicate: impl Fn() -> bool + Send + Sync + 'static) -> Tool {
+        self.edit().visible = Some(Visibility(Arc::new(predicate)));
+        self
+    }
+
+    /// Whether the tool is listed and callable right now: its
+    /// [`Tool::visible_when`] predicate says yes, or it has none.
+    pub fn is_visible(&self) -> bool {
+        self.spec
+            .visible
+            .as_ref()
+            .is_none_or(|visible| (visible.0)())
+    }
+
     /// Refuses calls whose arguments do not decode into `arguments`, as
     /// calls that break the input schema are (see [`Tool::check_arguments`]).
     pub(crate) fn decodes_into(mut self, arguments: ArgumentType) -> Tool {
@@ -217,7 +283,9 @@ impl Tool {
         self
     }
 
-    pub(crate) fn required_capabilities(&self) -> Option<&Map<String, Value>> {
+    /// The client capabilities the tool requires
+    /// ([`Tool::requires_client_capabilities`]), if any.
+    pub fn required_client_capabilities(&self) -> Option<&Map<String, Value>> {
         self.spec.required_capabilities.as_ref()
     }
 
@@ -226,9 +294,49 @@ impl Tool {
         &self.spec.name
     }
 
+    /// The display name ([`Tool::title`]), if any.
+    pub fn title_text(&self) -> Option<&str> {
+        self.spec.title.as_deref()
+    }
+
     /// The description the model reads to decide when to call the tool.
     pub fn description(&self) -> &str {
         &self.spec.description
+    }
+
+    /// The JSON Schema of the arguments, as sent: the one set with
+    /// [`Tool::input_schema`] (or derived with `Tool::input_schema_for`),
+    /// else `{"type": "object", "properties": {}}`.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolhost::Tool;
+    ///
+    /// let tool = Tool::new("t", "d");
+    /// assert_eq!(tool.input_schema_json(), &json!({"type": "object", "properties": {}}));
+    /// ```
+    pub fn input_schema_json(&self) -> &Value {
+        &self.spec.input_schema
+    }
+
+    /// The JSON Schema of `structuredContent` ([`Tool::output_schema`]), if any.
+    pub fn output_schema_json(&self) -> Option<&Value> {
+        self.spec.output_schema.as_ref().map(|(schema, _)| schema)
+    }
+
+    /// The behaviour hints ([`Tool::annotations`]), if any.
+    pub fn hints(&self) -> Option<&ToolAnnotations> {
+        self.spec.annotations.as_ref()
+    }
+
+    /// The icons ([`Tool::icon`]), in the order added.
+    pub fn icons(&self) -> &[Icon] {
+        &self.spec.icons
+    }
+
+    /// The `_meta` sent with the tool ([`Tool::meta`]), if any.
+    pub fn meta_json(&self) -> Option<&Map<String, Value>> {
+        self.spec.meta.as_ref()
     }
 
     /// Checks the rules every published tool must meet: a name of 1 to 128
@@ -435,6 +543,35 @@ impl Tool {
     }
 }
 
+/// The tool as a client of the newest revision (2026-07-28) reads it in
+/// `tools/list`, every field it has; for snapshot tests of a definition
+/// (a derived schema above all). The predicate of
+/// [`Tool::visible_when`] and the required client capabilities are the
+/// host's, not the listing's, and are left out.
+///
+/// ```
+/// use serde_json::json;
+/// use toolhost::{Tool, ToolAnnotations};
+///
+/// let tool = Tool::new("add_note", "Adds a note.")
+///     .title("Add note")
+///     .input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}))
+///     .annotations(ToolAnnotations::new().read_only(false));
+/// assert_eq!(serde_json::to_value(&tool)?, json!({
+///     "name": "add_note",
+///     "title": "Add note",
+///     "description": "Adds a note.",
+///     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+///     "annotations": {"readOnlyHint": false},
+/// }));
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+impl Serialize for Tool {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_json(Revision::V2026_07_28).serialize(serializer)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -531,6 +668,40 @@ mod tests {
         let renamed = alone.input_schema(json!({"type": "object", "properties": {"x": {}}}));
         assert!(renamed.rendered(revision).get().contains(r#""x""#));
         assert_eq!(renamed, renamed.clone().title("now"));
+    }
+
+    #[test]
+    fn a_tool_serializes_as_the_newest_revision_lists_it_and_every_field_has_a_getter() {
+        let tool = full_tool()
+            .requires_client_capabilities(Map::from_iter([("sampling".to_owned(), json!({}))]))
+            .visible_when(|| true);
+        let expected = json!({
+            "name": "full",
+            "title": "T",
+            "description": "d",
+            "inputSchema": {"type": "object", "properties": {}},
+            "outputSchema": {"type": "object"},
+            "annotations": {"readOnlyHint": true},
+            "icons": [{"src": "https://example.com/i.png"}],
+            "_meta": {"k": 1},
+        });
+        assert_eq!(serde_json::to_value(&tool).unwrap(), expected);
+        assert_eq!(tool.to_json(Revision::V2026_07_28), expected);
+        assert_eq!(
+            serde_json::to_value(tool.hints()).unwrap(),
+            expected["annotations"]
+        );
+        assert_eq!(
+            serde_json::to_value(tool.icons()).unwrap(),
+            expected["icons"]
+        );
+        assert_eq!(tool.title_text(), Some("T"));
+        assert_eq!(tool.input_schema_json(), &expected["inputSchema"]);
+        assert_eq!(tool.output_schema_json(), Some(&expected["outputSchema"]));
+        assert_eq!(tool.meta_json().map(|m| m["k"].clone()), Some(json!(1)));
+        assert!(tool.required_client_capabilities().is_some());
+        assert!(tool.is_visible());
+        assert!(!Tool::new("t", "d").visible_when(|| false).is_visible());
     }
 
     #[test]

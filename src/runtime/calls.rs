@@ -29,7 +29,7 @@ use crate::call::port::{Answer, CallLink, Cancellation, Gone};
 use crate::event::{emit, heard, Event};
 use crate::mcp::{self, CallPlan, StepResult};
 use crate::model::jsonrpc::RpcError;
-use crate::model::{Tool, ToolOutcome};
+use crate::model::{OutcomeKind, Tool, ToolOutcome};
 use crate::sync::lock;
 
 /// How a running call reaches the runtime: its outlet, its session's
@@ -348,9 +348,12 @@ impl Runtime {
                 panic_message(&*payload)
             ))
         });
-        let outcome = mcp::checked_outcome(&tool, outcome);
+        let outcome = mcp::checked_outcome(&tool, outcome).why_cancelled(|| ticket.cancel.reason());
         let duration = started.map(|at| at.elapsed()).unwrap_or_default();
         drop(_watch);
+        if outcome.kind() == OutcomeKind::Cancelled {
+            entry.served_cancelled();
+        }
         let cancelled_by_client = ticket.cancel.by_client();
         drop(ticket);
         self.server.emit(|| Event::CallFinished {

@@ -97,6 +97,7 @@ impl SessionTable {
             binding,
             surface,
             calls_served: AtomicU64::new(0),
+            calls_cancelled: AtomicU64::new(0),
             gate: Mutex::default(),
             mcp: Mutex::default(),
             asks: Mutex::default(),
@@ -160,6 +161,8 @@ pub(crate) struct SessionEntry {
     pub(crate) binding: [u8; 16],
     pub(crate) surface: Box<dyn ToolSurface>,
     calls_served: AtomicU64,
+    /// Of those, how many ended cancelled.
+    calls_cancelled: AtomicU64,
     gate: Mutex<Gate>,
     /// The MCP sessions (`Mcp-Session-Id`) opened under this bearer.
     mcp: Mutex<McpSessions>,
@@ -245,6 +248,11 @@ impl SessionEntry {
         self.calls_served.load(Ordering::SeqCst)
     }
 
+    /// How many of them ended cancelled.
+    pub(crate) fn calls_cancelled(&self) -> u64 {
+        self.calls_cancelled.load(Ordering::SeqCst)
+    }
+
     /// Admits a call unless the session was revoked, to be kept alive
     /// through `outlet` from `beat_at` on. The ticket deregisters the call
     /// when dropped. `schedule` is set when no keep-alive round is
@@ -318,6 +326,11 @@ impl SessionEntry {
     /// Counts a call whose handler is about to run.
     pub(crate) fn served(&self) {
         self.calls_served.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Counts a served call whose handler ended cancelled.
+    pub(crate) fn served_cancelled(&self) {
+        self.calls_cancelled.fetch_add(1, Ordering::SeqCst);
     }
 
     // Cancellations run outside the gate's lock: a cancelled call that

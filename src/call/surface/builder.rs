@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_core::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::StaticSurface;
+use super::{untyped, StaticSurface};
 use crate::call::context::CallContext;
 use crate::call::fallible::ToolError;
 use crate::call::typed::{typed_tool, Reply};
@@ -37,9 +37,7 @@ impl SurfaceBuilder {
         F: Fn(&Value, &CallContext) -> O + Send + Sync + 'static,
         O: Into<ToolOutcome>,
     {
-        let result = self
-            .surface
-            .insert(tool, Arc::new(move |args, ctx| handler(args, ctx).into()));
+        let result = self.surface.insert(tool, untyped(handler));
         self.keep_first(result);
         self
     }

@@ -14,7 +14,8 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use super::ToolSurface;
+use super::sealed::Token;
+use super::{call_detached, find_tool, visible_tools, ToolSurface};
 use crate::call::context::CallContext;
 use crate::call::line::CallLine;
 use crate::call::link::{Links, SessionLink};
@@ -27,11 +28,11 @@ use crate::sync::lock;
 /// ([`Event::ToolShadowed`]).
 ///
 /// ```
-/// use serde_json::{json, Value};
-/// use toolhost::{LayeredSurface, StaticSurface, Tool, ToolRegistry, ToolSurface};
+/// use serde_json::json;
+/// use toolhost::{LayeredSurface, OutcomeKind, StaticSurface, Tool, ToolRegistry, ToolSurface};
 ///
 /// let app = ToolRegistry::new();
-/// app.register(Tool::new("search", "Searches the app."), |_: &Value| Ok::<_, String>("app"))?;
+/// app.tool(Tool::new("search", "Searches the app."), |_, _| "app")?;
 /// let plugin = StaticSurface::new()
 ///     .tool(Tool::new("search", "Searches the web."), |_, _| "plugin")?
 ///     .tool(Tool::new("deploy", "Deploys."), |_, _| "plugin deployed")?
@@ -44,7 +45,8 @@ use crate::sync::lock;
 ///     .build();
 /// let names: Vec<String> = surface.list_tools().iter().map(|t| t.name().to_owned()).collect();
 /// assert_eq!(names, ["search", "weather"]);
-/// assert!(surface.find_tool("deploy").is_none());
+/// assert_eq!(surface.call_detached("search", &json!({})).kind(), OutcomeKind::Success);
+/// assert_eq!(surface.call_detached("deploy", &json!({})).kind(), OutcomeKind::Declined); // reserved: unknown
 /// # Ok::<(), toolhost::Error>(())
 /// ```
 pub struct LayeredSurface {
@@ -128,13 +130,21 @@ impl LayeredSurface {
         self.reserved.get(name).is_none_or(|&owner| owner >= index)
     }
 
-    /// The layer that owns `name` and its tool.
+    /// The layer that owns `name` and its tool: the first that may supply
+    /// it and lists it, visible, now.
     fn owner(&self, name: &str) -> Option<(&Layer, Tool)> {
         self.layers
             .iter()
             .enumerate()
             .filter(|&(index, _)| self.may_supply(index, name))
-            .find_map(|(_, layer)| layer.surface.find_tool(name).map(|tool| (layer, tool)))
+            .find_map(|(_, layer)| find_tool(&*layer.surface, name).map(|tool| (layer, tool)))
+    }
+
+    /// Calls the tool `name` in-process, as
+    /// [`StaticSurface::call_detached`](crate::StaticSurface::call_detached)
+    /// does, through the layer that owns the name.
+    pub fn call_detached(&self, name: &str, args: &Value) -> ToolOutcome {
+        call_detached(self, name, args)
     }
 
     /// Reports the hidden tools that were not hidden at the last report,
@@ -161,11 +171,14 @@ impl LayeredSurface {
 
 impl ToolSurface for LayeredSurface {
     fn list_tools(&self) -> Vec<Tool> {
+        self.links.adopt_serving();
         let mut owners: HashMap<String, usize> = HashMap::new();
         let mut tools = Vec::new();
         let mut hidden = BTreeSet::new();
         for (index, layer) in self.layers.iter().enumerate() {
-            for tool in layer.surface.list_tools() {
+            // A tool its predicate hides is not listed, so it owns no
+            // name: one further down may have it.
+            for tool in visible_tools(&*layer.surface) {
                 let owner = match self.reserved.get(tool.name()) {
                     Some(&owner) if owner < index => Some(owner),
                     _ => owners.get(tool.name()).copied(),
@@ -189,7 +202,7 @@ impl ToolSurface for LayeredSurface {
         tools
     }
 
-    fn find_tool(&self, name: &str) -> Option<Tool> {
+    fn lookup(&self, name: &str, _: Token) -> Option<Tool> {
         self.owner(name).map(|(_, tool)| tool)
     }
 
@@ -206,7 +219,7 @@ impl ToolSurface for LayeredSurface {
             .iter()
             .enumerate()
             .filter(|&(index, _)| self.may_supply(index, name))
-            .find(|(_, layer)| layer.surface.find_tool(name).is_some())
+            .find(|(_, layer)| find_tool(&*layer.surface, name).is_some())
             .and_then(|(_, layer)| layer.surface.call_line(name))
     }
 

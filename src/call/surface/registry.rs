@@ -16,7 +16,8 @@ use std::sync::{Arc, Mutex};
 use serde_core::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{admit, Handler, ToolSurface};
+use super::sealed::Token;
+use super::{admit, call_detached, untyped, Handler, ToolSurface};
 use crate::call::context::CallContext;
 use crate::call::fallible::ToolError;
 use crate::call::link::{Links, SessionLink};
@@ -30,13 +31,18 @@ use crate::sync::lock;
 /// session's clients get `notifications/tools/list_changed` (on the `GET`
 /// stream of the stateful revisions and on 2026-07-28
 /// `subscriptions/listen`) after each change, with no call to
-/// [`ToolSession::notify_tools_changed`](crate::ToolSession::notify_tools_changed).
+/// [`ToolSession::notify_tools_changed`](crate::ToolSession::notify_tools_changed)
+/// — also when the registry is wrapped in a surface of the application's
+/// own.
 ///
-/// Handlers of the shape `Fn(&Value) -> Result<T, E>` register as they
-/// are — `T` any [`Reply`] (a JSON object becomes `structuredContent`),
-/// `E` anything that displays (the call is *declined*: the model reads
-/// the message) or a [`ToolError`]. Names are refused when they break the
-/// MCP rules, are registered already, or are [reserved](ToolRegistry::reserve).
+/// Registration reads as on a [`StaticSurface`](crate::StaticSurface):
+/// [`ToolRegistry::tool`] for a handler of `(&Value, &CallContext)`,
+/// [`ToolRegistry::typed`] for typed arguments, [`ToolRegistry::reserve`]
+/// as on a [`LayeredSurface`](crate::LayeredSurface). Names are refused
+/// when they break the MCP rules, are registered already, or are
+/// reserved. A tool gated with [`Tool::visible_when`] is listed and
+/// callable only while its predicate says yes; [`ToolRegistry::refresh`]
+/// announces its change of mind.
 ///
 /// ```
 /// use serde_json::{json, Value};
@@ -51,14 +57,14 @@ use crate::sync::lock;
 /// let host = ToolHost::bind(HostConfig::default())?;
 /// let session = host.open_session(registry.clone());
 ///
-/// registry.register(Tool::new("word_count", "Counts words."), word_count)?; // announced
+/// registry.tool(Tool::new("word_count", "Counts words."), |args, _ctx| word_count(args))?; // announced
 /// assert_eq!(registry.count(), 1);
-/// let outcome = registry.call("word_count", &json!({"text": "a b c"}));
+/// let outcome = registry.call_detached("word_count", &json!({"text": "a b c"}));
 /// assert_eq!(outcome.structured_content(), Some(&json!({"words": 3})));
 ///
 /// let mut client = session.client()?;
 /// assert_eq!(client.call_tool("word_count", json!({"text": "hi"}))?.structured_content, Some(json!({"words": 1})));
-/// assert!(registry.unregister("word_count"));
+/// assert!(registry.remove("word_count"));
 /// assert!(client.call_tool("word_count", json!({"text": "hi"}))?.is_error); // unknown now
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -98,12 +104,12 @@ impl ToolRegistry {
     /// supply.
     ///
     /// ```
-    /// use toolhost::{Error, Tool, ToolOutcome, ToolRegistry};
+    /// use toolhost::{Error, Tool, ToolRegistry};
     ///
     /// let registry = ToolRegistry::new();
     /// registry.reserve("shell");
     /// let err = registry
-    ///     .register(Tool::new("shell", "Runs anything."), |_: &serde_json::Value| Ok::<_, String>("ran"))
+    ///     .tool(Tool::new("shell", "Runs anything."), |_, _| "ran")
     ///     .unwrap_err();
     /// assert!(matches!(err, Error::ReservedToolName { .. }));
     /// ```
@@ -111,37 +117,32 @@ impl ToolRegistry {
         lock(&self.shared.entries).reserved.insert(name.into());
     }
 
-    /// Registers a tool whose handler takes the arguments (a JSON object,
-    /// already checked against the input schema) and returns `Ok` with
-    /// any [`Reply`] — a JSON object is sent as `structuredContent` — or
-    /// `Err` with any error that displays (the call is declined and the
-    /// model reads the message) or a [`ToolError`]. A panic costs the
+    /// Registers a tool and its handler, as
+    /// [`StaticSurface::tool`](crate::StaticSurface::tool) does: the
+    /// handler takes the arguments (a JSON object, already checked against
+    /// the input schema) and the call's [`CallContext`], and returns
+    /// anything that converts into a [`ToolOutcome`] — a `Value` (an
+    /// object becomes `structuredContent`), a `String`, or a `Result` of
+    /// either, whose `Err` declines the call with a message **the model
+    /// reads**, unless it is a [`ToolError::failed`]. A panic costs the
     /// call, as always.
     ///
     /// Refuses a name that breaks the MCP rules ([`Error::InvalidToolName`]),
     /// is registered already ([`Error::DuplicateTool`]) or is reserved
     /// ([`Error::ReservedToolName`]). Announces the new tool to every open
     /// session on success.
-    pub fn register<F, T, E>(&self, tool: Tool, handler: F) -> Result<(), Error>
+    pub fn tool<F, O>(&self, tool: Tool, handler: F) -> Result<(), Error>
     where
-        F: Fn(&Value) -> Result<T, E> + Send + Sync + 'static,
-        T: Reply,
-        E: Into<ToolError>,
+        F: Fn(&Value, &CallContext) -> O + Send + Sync + 'static,
+        O: Into<ToolOutcome>,
     {
-        let name = tool.name().to_owned();
-        self.insert(
-            tool,
-            Arc::new(move |args, _ctx| match handler(args) {
-                Ok(reply) => reply.into_outcome(&name),
-                Err(err) => ToolOutcome::from(err.into()),
-            }),
-        )
+        self.insert(tool, untyped(handler))
     }
 
     /// Registers a typed tool, as [`StaticSurface::typed`](crate::StaticSurface::typed)
     /// does: the handler takes its arguments decoded into `T` and the
-    /// call's [`CallContext`]. Refuses names as [`ToolRegistry::register`].
-    pub fn register_typed<T, R, F>(&self, tool: Tool, handler: F) -> Result<(), Error>
+    /// call's [`CallContext`]. Refuses names as [`ToolRegistry::tool`].
+    pub fn typed<T, R, F>(&self, tool: Tool, handler: F) -> Result<(), Error>
     where
         T: DeserializeOwned + 'static,
         R: Reply,
@@ -172,7 +173,7 @@ impl ToolRegistry {
     /// are refused as unknown from now on (calls already running finish).
     /// Announces the change to every open session. `false` when no such
     /// tool was registered.
-    pub fn unregister(&self, name: &str) -> bool {
+    pub fn remove(&self, name: &str) -> bool {
         let removed = {
             let mut entries = lock(&self.shared.entries);
             entries
@@ -196,36 +197,43 @@ impl ToolRegistry {
         self.shared.links.len()
     }
 
-    /// Calls the tool `name` in-process, as a session would but without
-    /// one: the arguments are checked against the input schema, then the
-    /// handler runs with a context that has no client (it cannot ask,
-    /// its progress goes nowhere, it is never cancelled). For tests, and
-    /// for an application's own use of its tools. An unknown name or
-    /// refused arguments decline the call, with the reason a client
-    /// would read.
-    pub fn call(&self, name: &str, args: &Value) -> ToolOutcome {
-        let Some(tool) = self.find_tool(name) else {
-            return ToolOutcome::declined(format!("unknown tool {name:?}"));
-        };
-        if let Err(reason) = tool.check_arguments(args) {
-            return ToolOutcome::declined(reason);
-        }
-        ToolSurface::call(self, name, args, &CallContext::detached())
+    /// Tells every session serving the registry that its tool list may
+    /// have changed (`notifications/tools/list_changed`): call it after a
+    /// [`Tool::visible_when`] predicate changed its mind, which the host
+    /// cannot see. Registering and removing announce themselves.
+    pub fn refresh(&self) {
+        self.shared.links.tools_changed();
+    }
+
+    /// Calls the tool `name` in-process, as
+    /// [`StaticSurface::call_detached`](crate::StaticSurface::call_detached)
+    /// does: no session, no client, never cancelled; a hidden or unknown
+    /// tool and refused arguments decline the call, with the reason a
+    /// client would read. For tests, and for an application's own use of
+    /// its tools.
+    pub fn call_detached(&self, name: &str, args: &Value) -> ToolOutcome {
+        call_detached(self, name, args)
     }
 }
 
 impl ToolSurface for ToolRegistry {
     fn list_tools(&self) -> Vec<Tool> {
-        lock(&self.shared.entries)
+        self.shared.links.adopt_serving();
+        let tools: Vec<Tool> = lock(&self.shared.entries)
             .tools
             .iter()
             .map(|(tool, _)| tool.clone())
-            .collect()
+            .collect();
+        // Asked outside the lock: a predicate may itself ask the registry.
+        tools.into_iter().filter(Tool::is_visible).collect()
     }
 
-    fn find_tool(&self, name: &str) -> Option<Tool> {
-        let entries = lock(&self.shared.entries);
-        entries.position(name).map(|i| entries.tools[i].0.clone())
+    fn lookup(&self, name: &str, _: Token) -> Option<Tool> {
+        let tool = {
+            let entries = lock(&self.shared.entries);
+            entries.position(name).map(|i| entries.tools[i].0.clone())
+        };
+        tool.filter(Tool::is_visible)
     }
 
     fn call(&self, name: &str, args: &Value, ctx: &CallContext) -> ToolOutcome {

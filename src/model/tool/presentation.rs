@@ -4,7 +4,22 @@
 //! to clients whose revision knows them, which may show them to the user or
 //! use them to decide when to ask for confirmation.
 
+use serde_core::ser::{Serialize, Serializer};
 use serde_json::{Map, Value};
+
+/// The hints as a client reads them in `tools/list`: set hints only.
+impl Serialize for ToolAnnotations {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_json().serialize(serializer)
+    }
+}
+
+/// The icon as a client reads it in `tools/list`.
+impl Serialize for Icon {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_json().serialize(serializer)
+    }
+}
 
 /// Hints about what a tool does, for clients that decide how to present or
 /// confirm a call. They are hints: MCP tells clients never to trust them
