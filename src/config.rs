@@ -350,6 +350,12 @@ impl HostConfig {
     /// waiting and the client gets 408 once it sends the rest or hangs up.
     /// It bounds how long a client holding a bearer can keep a worker by
     /// sending a body slowly.
+    ///
+    /// It is also, at least 10 s, the read timeout of every connection
+    /// (set on the listening socket; copied where the write timeout is,
+    /// see [`HostConfig::write_timeout`]): a connection that sends nothing
+    /// for that long is closed, so that idle connections cannot hold the
+    /// host's threads and file descriptors for good.
     #[must_use]
     pub fn read_timeout(mut self, timeout: Duration) -> HostConfig {
         self.read_timeout = timeout;

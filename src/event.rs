@@ -109,6 +109,22 @@ pub enum Event {
         /// Why, without the presented credential.
         reason: AuthRefusal,
     },
+    /// More requests were refused for lack of a valid bearer than are
+    /// reported one by one (ten a second): this many were refused without
+    /// an [`Event::AuthRefused`] each, in the second that just ended.
+    AuthRefusalsSuppressed {
+        /// How many refusals went unreported.
+        count: u64,
+    },
+    /// tiny_http's thread that accepts connections ended — it gives up on
+    /// the first failed `accept` (out of file descriptors, say) and dies
+    /// when it cannot duplicate a socket — and the host started a new one
+    /// on the same listening socket. Connections made meanwhile waited in
+    /// the listen queue; none was lost.
+    ListenerRestarted {
+        /// What the host saw.
+        reason: String,
+    },
     /// A request was refused before reaching the protocol, or the protocol
     /// refused it.
     BadRequest {
@@ -281,6 +297,8 @@ impl Event {
             | Event::CallTimedOut { .. }
             | Event::CallRunningLong { .. }
             | Event::AuthRefused { .. }
+            | Event::AuthRefusalsSuppressed { .. }
+            | Event::ListenerRestarted { .. }
             | Event::SchemaWarnings { .. }
             | Event::ToolShadowed { .. } => log::Level::Warn,
             Event::CallFinished {
@@ -348,6 +366,14 @@ impl fmt::Display for Event {
             }
             Event::UnknownTool { tool } => write!(f, "call to unknown tool {tool:?} refused"),
             Event::AuthRefused { reason } => write!(f, "request refused: {reason}"),
+            Event::AuthRefusalsSuppressed { count } => write!(
+                f,
+                "{count} more requests refused for lack of a valid bearer in the last second, not reported one by one"
+            ),
+            Event::ListenerRestarted { reason } => write!(
+                f,
+                "the thread accepting connections ended ({reason}); a new one accepts on the same socket"
+            ),
             Event::BadRequest { status, message } => {
                 write!(f, "request refused with HTTP {status}: {message}")
             }

@@ -7,7 +7,6 @@
 //! until the port refuses connections, so a caller can rebind it at once.
 
 use std::fmt;
-use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,7 +18,7 @@ use crate::call::ToolSurface;
 use crate::config::HostConfig;
 use crate::error::Error;
 use crate::event::{emit, heard, Event, EventHook};
-use crate::http::{Pool, Transport};
+use crate::http::{Pool, Refused, Transport};
 use crate::mcp::Server;
 use crate::runtime::table::SessionTable;
 use crate::runtime::Runtime;
@@ -52,8 +51,6 @@ pub struct ToolHost {
     table: Arc<SessionTable>,
     endpoint: Arc<Endpoint>,
     pool: Arc<Pool>,
-    /// A second handle on the listening socket, to close it at shutdown.
-    listener: Option<TcpListener>,
     stopping: AtomicBool,
     transport: Arc<Transport>,
     hook: Option<EventHook>,
@@ -92,14 +89,13 @@ impl ToolHost {
         }
         let (listener, addr) = listen(addrs)?;
         let bind_error = |source| Error::Bind { addr, source };
-        let listener = crate::http::socket::tune_listener(listener, config.write_timeout)
-            .map_err(bind_error)?;
+        let listener = crate::http::socket::tune_listener(
+            listener,
+            config.write_timeout,
+            crate::http::socket::idle_deadline(config.read_timeout),
+        )
+        .map_err(bind_error)?;
         let addr = listener.local_addr().map_err(bind_error)?;
-        // Kept to close the listener at shutdown; without it the host
-        // closes it by letting tiny_http go, as before.
-        let second_handle = listener.try_clone().ok();
-        let server = tiny_http::Server::from_listener(listener, None)
-            .map_err(|err| bind_error(io::Error::other(err.to_string())))?;
 
         let table = Arc::new(SessionTable::new());
         let runtime = Runtime::start(
@@ -142,15 +138,21 @@ impl ToolHost {
             max_body_bytes: config.max_body_bytes,
             read_timeout: config.read_timeout,
             resume_window: config.resume_window,
+            refused: Refused::new(),
+            drainer: Arc::default(),
         });
-        let pool = Pool::start(server, Arc::clone(&transport), config.workers, addr)
-            .map_err(Error::Spawn)?;
+        let pool =
+            Pool::start(listener, Arc::clone(&transport), config.workers, addr).map_err(|err| {
+                match err {
+                    crate::http::StartError::Listen(source) => bind_error(source),
+                    crate::http::StartError::Spawn(source) => Error::Spawn(source),
+                }
+            })?;
         let host = ToolHost {
             addr,
             table,
             endpoint,
             pool,
-            listener: second_handle,
             stopping: AtomicBool::new(false),
             transport,
             hook: config.hook,
@@ -206,8 +208,9 @@ impl ToolHost {
             return;
         }
         self.table.cancel_all("the host is shutting down");
+        self.transport.refused.flush(&self.transport.runtime.server);
         self.transport.runtime.stop();
-        self.pool.stop(self.listener.as_ref());
+        self.pool.stop();
         wait_until_closed(self.addr);
     }
 

@@ -134,6 +134,7 @@
 //! gets no answer; any other reader a fixed text that says so.
 //!
 //! ```
+//! # #[cfg(feature = "client")] {
 //! use serde_json::{json, Value};
 //! use toolhost::client::CallOptions;
 //! use toolhost::{HostConfig, StaticSurface, Tool, ToolHost};
@@ -157,6 +158,7 @@
 //! let result = client.call_tool_with("reindex", json!({}), options)?;
 //! assert_eq!(result.text(), "reindexed");
 //! assert_eq!(seen, [1.0, 2.0, 3.0, 4.0]);
+//! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -261,6 +263,10 @@
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+// docs.rs renders with `--cfg docsrs` and every feature (Cargo.toml's
+// [package.metadata.docs.rs]); there, rustdoc's doc_cfg labels each item
+// with the feature it needs. Nightly-only, so stable builds never see it.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 // Without the `client` feature the docs still name what it adds (the
 // client, the stdio bridge, `McpServerLayer`), so that they read the same
 // in every build; those links have no target then, and are left dead

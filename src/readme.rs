@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use crate::config::{self, HostConfig};
-use crate::http::pool;
+use crate::http::{drain, pool, socket};
 use crate::runtime::{resume, signer};
 
 /// The README with every run of whitespace made one space, so that a
@@ -113,6 +113,12 @@ fn the_readme_states_the_runtimes_own_bounds_as_the_code_sets_them() {
     });
     pinned(&readme, resume::MAX_KEPT_STREAMS as u64, |n| {
         format!("at most {n} kept streams per bearer")
+    });
+    pinned(&readme, secs(socket::IDLE_FLOOR), |n| {
+        format!("(`HostConfig::read_timeout`, at least {n} s)")
+    });
+    pinned(&readme, drain::MAX_DRAINERS as u64, |n| {
+        format!("drained by at most {n} drainer threads")
     });
     pinned(&readme, secs(signer::STATE_LIFETIME), |n| {
         format!("single-use, valid for {n} s)")

@@ -185,6 +185,7 @@ impl ToolSession {
     /// [`crate::acp`]).
     ///
     /// ```
+    /// # #[cfg(feature = "client")] {
     /// use serde_json::json;
     /// use toolhost::{HostConfig, StaticSurface, ToolHost};
     ///
@@ -200,6 +201,7 @@ impl ToolSession {
     /// let servers = session.acp_mcp_servers_for(&stdio_only)?;
     /// assert!(servers[0].get("type").is_none()); // v1 stdio entries have none
     /// assert_eq!(servers[0]["args"], json!([]));
+    /// # }
     /// # Ok::<(), toolhost::Error>(())
     /// ```
     ///
@@ -216,6 +218,7 @@ impl ToolSession {
     /// the entry carries `type` (pass `&Value::Null` for ACP v1).
     ///
     /// ```
+    /// # #[cfg(feature = "client")] {
     /// use serde_json::{json, Value};
     /// use toolhost::acp::McpTransport;
     /// use toolhost::{HostConfig, StaticSurface, ToolHost};
@@ -228,6 +231,7 @@ impl ToolSession {
     /// assert_eq!(servers[0]["type"], "stdio");
     /// let servers = session.acp_mcp_servers_using(McpTransport::Http, &Value::Null)?;
     /// assert_eq!(servers, session.acp_mcp_servers());
+    /// # }
     /// # Ok::<(), toolhost::Error>(())
     /// ```
     ///
@@ -258,6 +262,7 @@ impl ToolSession {
     /// client can start it. The bearer is a secret: do not log the entry.
     ///
     /// ```
+    /// # #[cfg(feature = "client")] {
     /// use toolhost::{HostConfig, StaticSurface, ToolHost};
     ///
     /// toolhost::stdio_bridge::run_if_requested();
@@ -267,6 +272,7 @@ impl ToolSession {
     /// assert_eq!(entry["name"], "myapp");
     /// assert_eq!(entry["command"], std::env::current_exe().unwrap().to_str().unwrap());
     /// assert_eq!(entry["env"][0]["value"], session.url());
+    /// # }
     /// # Ok::<(), toolhost::Error>(())
     /// ```
     ///
@@ -274,11 +280,13 @@ impl ToolSession {
     /// refused, since the copy would run the whole program again:
     ///
     /// ```
+    /// # #[cfg(feature = "client")] {
     /// # use toolhost::{HostConfig, StaticSurface, ToolHost};
     /// let host = ToolHost::bind(HostConfig::default())?;
     /// let session = host.open_session(StaticSurface::new());
     /// let refused = session.stdio_bridge_entry().unwrap_err();
     /// assert!(refused.to_string().contains("run_if_requested"));
+    /// # }
     /// # Ok::<(), toolhost::Error>(())
     /// ```
     ///

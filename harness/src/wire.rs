@@ -42,6 +42,9 @@ impl Reply {
 pub struct Conn {
     addr: SocketAddr,
     reader: BufReader<TcpStream>,
+    /// The last answer said `Connection: close`: the next request goes on
+    /// a new connection, as an HTTP client's would.
+    closed: bool,
 }
 
 impl Conn {
@@ -54,6 +57,7 @@ impl Conn {
         Ok(Conn {
             addr,
             reader: BufReader::new(stream),
+            closed: false,
         })
     }
 
@@ -82,8 +86,15 @@ impl Conn {
         head.push_str("\r\n");
         let mut bytes = head.into_bytes();
         bytes.extend_from_slice(body);
+        if self.closed {
+            *self = Conn::open(self.addr)?;
+        }
         self.reader.get_mut().write_all(&bytes)?;
-        self.read_reply()
+        let reply = self.read_reply()?;
+        self.closed = reply.headers.iter().any(|(name, value)| {
+            name.eq_ignore_ascii_case("connection") && value.eq_ignore_ascii_case("close")
+        });
+        Ok(reply)
     }
 
     fn read_line(&mut self) -> io::Result<String> {

@@ -522,3 +522,71 @@ fn when_one_question_of_an_ask_fails_the_others_are_withdrawn_and_it_is_not() {
         "the withdrawn question takes no answer"
     );
 }
+
+#[test]
+fn answers_count_only_under_the_state_of_the_round_that_asked_them() {
+    let (host, session, _seen) = host(HostConfig::default());
+    let mut conn = Conn::open(host.local_addr()).unwrap();
+    let caps = json!({"elicitation": {}});
+    let (_, first) = stateless_call(&mut conn, &session, json!({"name": "greet"}), caps.clone());
+    let result = &first["result"];
+    let key = result["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let state = result["requestState"].as_str().unwrap().to_owned();
+    let answer = json!({"action": "accept", "content": {"name": "Mallory"}});
+    let served = session.calls_served();
+
+    // An answer with no state at all is refused, and the handler never
+    // runs with it...
+    let (status, stateless) = stateless_call(
+        &mut conn,
+        &session,
+        json!({"name": "greet", "inputResponses": {key.clone(): answer.clone()}}),
+        caps.clone(),
+    );
+    assert_eq!(
+        (status, stateless["error"]["code"].as_i64()),
+        (400, Some(-32602))
+    );
+    assert!(stateless["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("without the requestState"));
+    // ...as is an answer to a question the signed round did not ask.
+    let (status, unasked) = stateless_call(
+        &mut conn,
+        &session,
+        json!({"name": "greet", "requestState": state,
+               "inputResponses": {key.clone(): answer.clone(), "confirm": {"action": "accept"}}}),
+        caps.clone(),
+    );
+    assert_eq!(
+        (status, unasked["error"]["code"].as_i64()),
+        (400, Some(-32602))
+    );
+    assert!(unasked["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("no question"));
+    assert_eq!(
+        session.calls_served(),
+        served,
+        "no refused answer ran the handler"
+    );
+
+    // The asked key under its own state is answered as before.
+    let (_, again) = stateless_call(&mut conn, &session, json!({"name": "greet"}), caps.clone());
+    let state = again["result"]["requestState"].as_str().unwrap().to_owned();
+    let (_, done) = stateless_call(
+        &mut conn,
+        &session,
+        json!({"name": "greet", "requestState": state, "inputResponses": {key: answer}}),
+        caps,
+    );
+    assert_eq!(done["result"]["content"][0]["text"], "Hello, Mallory!");
+}

@@ -221,6 +221,7 @@ fn a_list_change_on_the_stdio_server_reaches_the_local_get_stream() {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "Unix only: kill(1) and /proc")]
 fn a_killed_server_is_a_clear_tool_error_the_local_tools_still_serve_and_the_next_call_restarts_it()
 {
     let seen = Arc::new(Seen::default());
@@ -270,6 +271,7 @@ fn a_killed_server_is_a_clear_tool_error_the_local_tools_still_serve_and_the_nex
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "Unix only: reads /proc")]
 fn dropping_the_layer_leaves_no_server_process_running() {
     let seen = Arc::new(Seen::default());
     let remote_host = host();
@@ -323,6 +325,7 @@ fn the_servers_stderr_lines_reach_the_hook_under_its_name() {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "Unix only: its failing commands are sh scripts")]
 fn a_command_that_cannot_start_or_exits_at_once_fails_at_connect_saying_why() {
     let missing = McpServerLayer::stdio(
         "ghost",
@@ -355,6 +358,7 @@ fn a_command_that_cannot_start_or_exits_at_once_fails_at_connect_saying_why() {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "Unix only: its command is an sh script")]
 fn a_server_name_that_breaks_the_hosts_name_rule_is_refused_before_anything_starts() {
     let dir = std::env::temp_dir().join(format!("toolhost-name-rule-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -454,6 +458,7 @@ fn the_python_sdk_server_is_bridged_over_stdio_beside_the_local_tools() {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "Unix only: sh as the launcher, kill(1), /proc")]
 fn a_launcher_killed_alone_is_a_server_gone_and_what_it_started_is_ended_too() {
     let seen = Arc::new(Seen::default());
     let remote_host = host();

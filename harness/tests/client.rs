@@ -518,6 +518,10 @@ fn a_non_loopback_or_https_url_is_refused_before_any_connection() {
 }
 
 #[test]
+#[cfg_attr(
+    not(target_os = "linux"),
+    ignore = "the farewell is Linux only (see ToolHost::shutdown)"
+)]
 fn a_host_that_shut_down_fails_the_next_call_with_a_connection_error() {
     let (host, session, _, _) = host_with_tools();
     let mut client = session

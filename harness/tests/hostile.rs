@@ -962,3 +962,92 @@ fn no_hostile_request_reaches_another_sessions_state_or_calls() {
     assert_eq!(reply.status, 200);
     assert_eq!(bystander.hits.load(Ordering::SeqCst), bystander.calls + 1);
 }
+
+#[test]
+fn host_ports_and_origins_are_parsed_strictly() {
+    let (host, session, hits) = counted(HostConfig::default().workers(2));
+    let auth = session.authorization();
+    let port = host.local_addr().port();
+    let a = ("Authorization", auth.as_str());
+    for loose in [
+        format!("127.0.0.1:+{port}"),
+        format!("127.0.0.1:0{port}"),
+        format!("localhost:{port}:{port}"),
+    ] {
+        assert_eq!(post_with(&host, &[a, ("Host", &loose)]), 403, "{loose}");
+    }
+    for loose in [
+        "http://localhost:evil",
+        "http://127.0.0.1:+80",
+        "http://localhost:3000/page",
+    ] {
+        assert_eq!(post_with(&host, &[a, ("Origin", loose)]), 403, "{loose}");
+    }
+    assert_eq!(hits.load(Ordering::SeqCst), 0);
+    // The strict forms still pass.
+    let exact = format!("127.0.0.1:{port}");
+    assert_eq!(
+        post_with(
+            &host,
+            &[a, ("Host", &exact), ("Origin", "http://localhost:3000")]
+        ),
+        200
+    );
+}
+
+#[test]
+fn a_capability_url_with_another_bearer_in_its_header_is_refused() {
+    let (host, session, hits) = counted(HostConfig::default().workers(2).capability_urls(true));
+    let url = session.capability_url().unwrap();
+    let path = &url[url.find("/cap/").unwrap()..];
+    let other = host.open_session(StaticSurface::new());
+    let mut conn = Conn::open(host.local_addr()).unwrap();
+    let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#;
+    let mut headers = JSON_HEADERS.to_vec();
+    let other_auth = other.authorization();
+    headers.push(("Authorization", &other_auth));
+    assert_eq!(
+        conn.request("POST", path, &headers, init).unwrap().status,
+        400
+    );
+    // The same bearer in both places is no conflict.
+    let own = session.authorization();
+    let mut headers = JSON_HEADERS.to_vec();
+    headers.push(("Authorization", &own));
+    assert_eq!(
+        conn.request("POST", path, &headers, init).unwrap().status,
+        200
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn a_flood_of_refused_bearers_is_reported_ten_a_second_and_the_rest_counted() {
+    let events = EventLog::new();
+    let (host, _session, _) = counted(events.hook(HostConfig::default().workers(2)));
+    let floods = 200;
+    for _ in 0..floods {
+        assert_eq!(post_with(&host, &[]), 401);
+    }
+    let reported = || {
+        events
+            .pick(|e| matches!(e, Event::AuthRefused { .. }).then_some(()))
+            .len()
+    };
+    let counted = || {
+        events
+            .pick(|e| match e {
+                Event::AuthRefusalsSuppressed { count } => Some(*count),
+                _ => None,
+            })
+            .iter()
+            .sum::<u64>()
+    };
+    // Every refusal is accounted for, once the last second's count is out...
+    toolhost_tests::wait_for("the suppressed count", || {
+        reported() as u64 + counted() == floods
+    });
+    // ...and far fewer events than refusals were raised.
+    assert!(reported() < floods as usize / 2, "{} reported", reported());
+    assert!(counted() > 0);
+}

@@ -355,3 +355,51 @@ fn no_call_starts_after_the_drop_returns_and_calls_admitted_before_see_cancellat
     drop(bystander);
     assert_eq!(host.open_sessions(), 0);
 }
+
+/// Sends the head and the first half of a 2026-07-28 `tools/list` whose
+/// body is too large for tiny_http to buffer with the head, runs `meanwhile`,
+/// sends the rest, and returns the status.
+fn tools_list_in_two_halves(host: &ToolHost, auth: &str, meanwhile: impl FnOnce()) -> u16 {
+    use std::io::{Read, Write};
+    let mut body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": toolhost_tests::STATELESS,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }}})
+    .to_string();
+    body.push_str(&" ".repeat(4000));
+    let addr = host.local_addr();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {auth}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: {}\r\nMcp-Method: tools/list\r\nContent-Length: {}\r\n\r\n",
+        toolhost_tests::STATELESS,
+        body.len()
+    );
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let (first, rest) = body.split_at(body.len() / 2);
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(first.as_bytes()).unwrap();
+    // The head is admitted (the bearer checked) before the body is in.
+    thread::sleep(Duration::from_millis(300));
+    meanwhile();
+    stream.write_all(rest.as_bytes()).unwrap();
+    let mut status = [0; 12];
+    stream.read_exact(&mut status).unwrap();
+    String::from_utf8_lossy(&status[9..12]).parse().unwrap()
+}
+
+#[test]
+fn a_session_dropped_while_a_body_arrives_refuses_that_request() {
+    let host = ToolHost::bind(HostConfig::default()).unwrap();
+    let session = host.open_session(StaticSurface::new());
+    let auth = session.authorization();
+    // Not dropped: the slow body is answered.
+    assert_eq!(tools_list_in_two_halves(&host, &auth, || {}), 200);
+    // Dropped between the head and the end of the body: refused, as any
+    // request with that bearer from that instant on.
+    assert_eq!(
+        tools_list_in_two_halves(&host, &auth, move || drop(session)),
+        401
+    );
+}

@@ -104,3 +104,36 @@ fn the_bare_token_and_the_header_value_both_connect_a_client() {
         "{revoked:?}"
     );
 }
+
+#[test]
+fn no_client_debug_shows_the_bearer_or_the_capability_token() {
+    let host = ToolHost::bind(HostConfig::default().capability_urls(true)).unwrap();
+    let surface = StaticSurface::new()
+        .tool(Tool::new("ping", "Answers pong."), |_args, _ctx| "pong")
+        .unwrap();
+    let session = host.open_session(surface);
+    let token = session.bearer_token().to_owned();
+    let secret = token.trim_start_matches("th_");
+    let builder = session.client_builder();
+    let mut client = session.client_builder().connect().unwrap();
+    // A request has gone out, so the client's buffers have held the header.
+    client.call_tool("ping", json!({})).unwrap();
+    let capability = session.capability_url().unwrap();
+    let cap_builder = Client::builder(&capability);
+    let mut cap_client = Client::builder(&capability).connect().unwrap();
+    cap_client.call_tool("ping", json!({})).unwrap();
+    for shown in [
+        format!("{builder:?}"),
+        format!("{client:?}"),
+        format!("{cap_builder:?}"),
+        format!("{cap_client:?}"),
+    ] {
+        assert!(!shown.contains(secret), "{shown}");
+        assert!(
+            shown.contains("redacted") || shown.contains("Authorization"),
+            "{shown}"
+        );
+    }
+    // What Debug leaves out is still what the clients send: both work.
+    assert_eq!(session.calls_served(), 2);
+}

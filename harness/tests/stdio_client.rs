@@ -197,6 +197,7 @@ fn a_cancelled_or_timed_out_call_returns_and_tells_the_server_which_request() {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "Unix only: kill(1)")]
 fn a_server_that_dies_fails_the_call_in_flight_and_every_later_one() {
     let server = Scripted::start("dies");
     let pid = server.client.id();

@@ -26,6 +26,12 @@
 //! that already exited (a job object would, but needs `unsafe` or a
 //! crate). Other platforms get only what std offers: the direct child is
 //! killed and reaped.
+//!
+//! Wine differs here: its `taskkill` (Wine 8, what CI runs the Windows
+//! build on) refuses `/T` as an unknown option, so under Wine the direct
+//! child is killed (std's `Child::kill`, below) and its children are left
+//! running. CI therefore cannot check the tree ending on Windows; it rests
+//! on Microsoft's documentation of `taskkill /T`.
 
 use std::io;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};

@@ -2,7 +2,7 @@
 //! and which protocol era it speaks. Every setting has a working default, so
 //! `Client::connect(url)` is the whole setup for an open endpoint.
 
-use std::fmt::Write;
+use std::fmt::{self, Write};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -54,7 +54,10 @@ pub enum Era {
 /// assert_eq!(client.era(), Era::Stateful);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Debug)]
+///
+/// Its `Debug` shows header names, never their values, and a capability
+/// URL's token redacted: both are credentials.
+#[derive(Clone)]
 pub struct ClientBuilder {
     url: String,
     headers: Vec<(String, String)>,
@@ -63,6 +66,20 @@ pub struct ClientBuilder {
     era: Era,
     identity: Identity,
     max_message: usize,
+}
+
+impl fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("ClientBuilder")
+            .field("url", &url::redact_capability(&self.url))
+            .field("headers", &names)
+            .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("era", &self.era)
+            .field("identity", &self.identity)
+            .finish()
+    }
 }
 
 /// Headers the client writes itself; setting them by hand would break the

@@ -98,6 +98,7 @@ mod url;
 mod watch;
 mod wire;
 
+use std::fmt;
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
@@ -142,7 +143,6 @@ impl ServerInfo {
 }
 
 /// What a built client needs to reach its server.
-#[derive(Debug)]
 pub(crate) struct Settings {
     target: url::Target,
     /// `Host` and the user's headers, already `Name: value\r\n` lines.
@@ -152,6 +152,25 @@ pub(crate) struct Settings {
     identity: Identity,
     /// The largest message read from the server.
     max_message: usize,
+}
+
+/// The fixed headers carry credentials: only their names are shown (and
+/// the target's path with any capability token redacted).
+impl fmt::Debug for Settings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = String::from_utf8_lossy(&self.fixed_headers);
+        let names: Vec<&str> = text
+            .split("\r\n")
+            .filter_map(|line| line.split_once(':').map(|(name, _)| name))
+            .collect();
+        f.debug_struct("Settings")
+            .field("target", &self.target)
+            .field("headers", &names)
+            .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("identity", &self.identity)
+            .finish()
+    }
 }
 
 /// A connected MCP client. One request at a time; create one per thread for

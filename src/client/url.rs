@@ -12,7 +12,7 @@ use super::error::ClientError;
 
 /// A parsed endpoint: the loopback addresses to connect to, the `Host`
 /// header to send and the request target.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub(crate) struct Target {
     /// Every loopback address the host name resolved to, in resolver order.
     pub(crate) addrs: Vec<SocketAddr>,
@@ -20,6 +20,29 @@ pub(crate) struct Target {
     pub(crate) host_header: String,
     /// Path and query, never empty (`/` at least).
     pub(crate) path: String,
+}
+
+/// A capability URL's path is its credential: `Debug` redacts the token.
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Target")
+            .field("addrs", &self.addrs)
+            .field("host_header", &self.host_header)
+            .field("path", &redact_capability(&self.path))
+            .finish()
+    }
+}
+
+/// `text` (a URL or a path) with the token of a capability path
+/// (`/cap/<token>/…`) replaced, for `Debug` output.
+pub(crate) fn redact_capability(text: &str) -> String {
+    match text.split_once("/cap/") {
+        Some((before, after)) => {
+            let rest = after.find(['/', '?', '#']).map_or("", |at| &after[at..]);
+            format!("{before}/cap/<redacted>{rest}")
+        }
+        None => text.to_owned(),
+    }
 }
 
 fn invalid(url: &str, problem: impl Into<String>) -> ClientError {

@@ -6,13 +6,36 @@
 //! live session's holder gets its body read, and only up to the size limit.
 //! The checks are pure functions of [`Head`], so they are tested without a
 //! socket; [`serve`] is the thin shell that does the I/O.
+//!
+//! # What a client without the bearer can cost
+//!
+//! A refused request ends its connection (see `refused`); a body nobody
+//! reads goes to a bounded drainer (see `drain`); every connection reads
+//! with a timeout, so idle ones close (see `socket`); a dead accept thread
+//! is replaced (see `pool`). What tiny_http 0.12 does before the host sees
+//! a request cannot be bounded without replacing it, and stays as it is:
+//!
+//! - a header line, and the head as a whole, is read into memory whole
+//!   (the 431 for more than 100 headers or 32 KiB comes after): a client
+//!   that sends a 64 MiB header line costs that much until it is refused;
+//! - a connection's pipelined requests are read ahead into one queue,
+//!   unbounded; once one is refused the rest are dropped as fast as
+//!   tiny_http parses them, so the queue stays short, but requests the
+//!   host answers (a bearer holder's) are not limited per connection;
+//! - each connection has a thread of tiny_http's while it is open (the
+//!   read timeout bounds how long an idle one stays), and a refused body
+//!   larger than 64 MiB leaves its connection parked (see `reply`).
 
+pub(crate) mod drain;
 pub(crate) mod pool;
+mod refused;
 mod reply;
 pub(crate) mod socket;
 mod written;
 
-pub(crate) use pool::Pool;
+pub(crate) use drain::Drainer;
+pub(crate) use pool::{Pool, StartError};
+pub(crate) use refused::Refused;
 
 use std::io::{self, Read};
 use std::net::IpAddr;
@@ -28,7 +51,10 @@ use crate::model::jsonrpc::{failure, RpcError, INVALID_REQUEST, SERVER_ERROR};
 use crate::runtime::table::{SessionEntry, SessionTable};
 use crate::runtime::{Lane, Outlet, OwnThread, Runtime};
 
-use reply::{open_stream, reply_leaving_body, respond_now, unread_body_bytes, Responder};
+use reply::{
+    discard, open_stream, refuse_and_close, reply_leaving_body, respond_now, unread_body_bytes,
+    Responder,
+};
 
 /// Everything a worker needs to answer requests; shared by all workers.
 pub(crate) struct Transport {
@@ -44,6 +70,11 @@ pub(crate) struct Transport {
     pub(crate) read_timeout: Duration,
     /// How long a detached response stream waits for its client.
     pub(crate) resume_window: Duration,
+    /// The connections requests were refused on, and the rate of
+    /// refused-bearer reports.
+    pub(crate) refused: Refused,
+    /// Where bodies nobody reads are drained.
+    pub(crate) drainer: Arc<Drainer>,
 }
 
 /// The request line and headers: all the checks look at.
@@ -103,7 +134,7 @@ pub(crate) fn host_allowed(host: &str, ip: IpAddr, port: u16) -> bool {
             None => (host, None),
         }
     };
-    if host_port.and_then(|p| p.parse::<u16>().ok()) != Some(port) {
+    if host_port.and_then(strict_port) != Some(port) {
         return false;
     }
     name.eq_ignore_ascii_case("localhost")
@@ -114,8 +145,21 @@ pub(crate) fn host_allowed(host: &str, ip: IpAddr, port: u16) -> bool {
             .is_ok_and(|named| named == ip && !ip.is_unspecified())
 }
 
-/// Whether an `Origin` header is a loopback page, or one the application
-/// allowed by name.
+/// A port as a URL spells it: 1 to 5 ASCII digits, no sign, no leading
+/// zero (`u16::from_str` alone would take `+8080` and `08080`).
+fn strict_port(text: &str) -> Option<u16> {
+    let canonical = !text.is_empty()
+        && text.len() <= 5
+        && text.bytes().all(|b| b.is_ascii_digit())
+        && (text == "0" || !text.starts_with('0'));
+    canonical.then(|| text.parse().ok()).flatten()
+}
+
+/// Whether an `Origin` header is a loopback page (on any port: another
+/// program's page on this machine is as trusted as the program), or one
+/// the application allowed by name. An origin is
+/// `scheme "://" host [":" port]` and nothing else; anything looser is
+/// refused.
 pub(crate) fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
     if allowed.iter().any(|a| a.eq_ignore_ascii_case(origin)) {
         return true;
@@ -126,22 +170,26 @@ pub(crate) fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
     else {
         return false;
     };
-    let name = if let Some(bracketed) = rest.strip_prefix('[') {
+    let (name, tail) = if let Some(bracketed) = rest.strip_prefix('[') {
         match bracketed.split_once(']') {
-            Some((name, tail)) if tail.is_empty() || tail.starts_with(':') => name,
-            _ => return false,
+            Some((name, tail)) => (name, tail),
+            None => return false,
         }
     } else {
-        match rest.split_once(':') {
-            Some((name, _)) => name,
-            None => rest,
+        match rest.find(':') {
+            Some(at) => (&rest[..at], &rest[at..]),
+            None => (rest, ""),
         }
     };
-    name.eq_ignore_ascii_case("localhost") || name == "127.0.0.1" || name == "::1"
+    let port_ok = tail.is_empty()
+        || tail
+            .strip_prefix(':')
+            .is_some_and(|port| strict_port(port).is_some_and(|port| port != 0));
+    port_ok && (name.eq_ignore_ascii_case("localhost") || name == "127.0.0.1" || name == "::1")
 }
 
 /// Decides everything the headers can decide, reading no body.
-pub(crate) fn admit(transport: &Transport, head: &Head) -> Result<Admitted, HttpResponse> {
+pub(crate) fn admit(transport: &Arc<Transport>, head: &Head) -> Result<Admitted, HttpResponse> {
     let service = &transport.runtime.server;
     // One pass: the total size, and any header that may appear only once
     // appearing again (names are in lower case).
@@ -223,20 +271,34 @@ pub(crate) fn admit(transport: &Transport, head: &Head) -> Result<Admitted, Http
             return Err(response);
         }
     };
+    let unauthorized = |reason| {
+        Refused::report(transport, reason);
+        Server::unauthorized_response()
+    };
     let token = match credential {
-        Credential::Path(token) => token,
+        Credential::Path(token) => {
+            // Two credentials that disagree: which one counts is a guess,
+            // and a silent guess hides a misconfigured client.
+            if let Some(header) = head.headers.get("authorization") {
+                if bearer_token(header) != Some(token) {
+                    let error = RpcError::new(
+                        INVALID_REQUEST,
+                        "Bad Request: a capability URL carries its own credential; send no Authorization header with it, or the same bearer",
+                    );
+                    return Err(service.refuse(400, None, &error));
+                }
+            }
+            token
+        }
         Credential::Header => match head.headers.get("authorization") {
-            None => return Err(service.unauthorized(AuthRefusal::Missing)),
+            None => return Err(unauthorized(AuthRefusal::Missing)),
             Some(value) => match bearer_token(value) {
                 Some(token) => token,
-                None => return Err(service.unauthorized(AuthRefusal::Malformed)),
+                None => return Err(unauthorized(AuthRefusal::Malformed)),
             },
         },
     };
-    let entry = transport
-        .table
-        .authenticate(token)
-        .map_err(|reason| service.unauthorized(reason))?;
+    let entry = transport.table.authenticate(token).map_err(unauthorized)?;
     let accepts_stream = if verb == Verb::Post {
         check_media_types(service, &head.headers)?
     } else {
@@ -347,12 +409,12 @@ fn read_buffered(reader: &mut dyn Read, declared: Option<usize>) -> Result<Vec<u
 /// (1 KiB or less, the usual tool call) on its connection thread, so that
 /// one is read at once, here. A larger one is read on a thread of its own,
 /// which then carries the request on, and the worker goes back to serving
-/// at once: tiny_http gives no way to put a timeout on a socket (one set on
-/// the listener would also time out `accept`, which stops tiny_http for
-/// good), so a client that sends slowly must hold a thread, and that thread
-/// is never a worker. At the deadline the hook hears of the 408; the
-/// client is told once it sends the rest or hangs up — one thread per
-/// stalled body, no more than tiny_http's own thread per connection.
+/// at once: the sockets' own read timeout is at least 10 s (see `socket`),
+/// so a client that sends slowly must hold a thread until this deadline,
+/// and that thread is never a worker. At the deadline the hook hears of
+/// the 408; the client is told once it sends the rest, hangs up, or the
+/// socket's read times out — one thread per stalled body of a bearer
+/// holder, no more than tiny_http's own thread per connection.
 fn take_body(
     transport: &Arc<Transport>,
     admitted: Admitted,
@@ -382,14 +444,17 @@ fn take_body(
     };
     let declared = request.body_length();
     if declared.is_some_and(|len| len > max) {
-        return reply_leaving_body(request, &head.headers, refusal(server, BodyError::TooLarge));
+        let refusal = refusal(server, BodyError::TooLarge);
+        return refuse_and_close(transport, request, &head.headers, refusal);
     }
     if unread_body_bytes(&request, &head.headers) == 0
         && head.headers.get("transfer-encoding").is_none()
     {
         return match read_buffered(request.as_reader(), declared) {
             Ok(body) => post(transport, &admitted, &head, request, &body, lane),
-            Err(error) => reply_leaving_body(request, &head.headers, refusal(server, error)),
+            Err(error) => {
+                refuse_and_close(transport, request, &head.headers, refusal(server, error));
+            }
         };
     }
     let deadline = transport.read_timeout;
@@ -422,14 +487,29 @@ fn take_body(
         .spawn(move || {
             let body = read_all(request.as_reader(), max, declared);
             let server = &transport.runtime.server;
-            if expired.load(Ordering::SeqCst) {
-                // The deadline passed first: the client hears why, late.
-                return respond_now(request, HttpResponse::json(408, &failure(None, &timeout)));
+            // A read that waited out the sockets' read timeout is the same
+            // deadline, seen from the socket.
+            let timed_out = matches!(&body, Err(BodyError::Unreadable(err))
+                if matches!(err.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut));
+            if expired.load(Ordering::SeqCst) || timed_out {
+                // The deadline passed: the client hears why, late.
+                let response = HttpResponse::json(408, &failure(None, &timeout));
+                return refuse_and_close(&transport, request, &head.headers, response);
             }
             transport.runtime.unschedule(watch);
+            // The session may have been dropped while the body came: its
+            // bearer is dead from that instant, for this request too.
+            if admitted.entry.is_revoked() {
+                Refused::report(&transport, AuthRefusal::Unknown);
+                let response = Server::unauthorized_response();
+                return refuse_and_close(&transport, request, &head.headers, response);
+            }
             match body {
                 Ok(body) => post(&transport, &admitted, &head, request, &body, &OwnThread),
-                Err(error) => reply_leaving_body(request, &head.headers, refusal(server, error)),
+                Err(error) => {
+                    let refusal = refusal(server, error);
+                    refuse_and_close(&transport, request, &head.headers, refusal);
+                }
             }
         });
     if reader.is_err() {
@@ -485,31 +565,35 @@ pub(crate) fn serve(transport: &Arc<Transport>, request: tiny_http::Request, lan
                 .map(|h| (h.field.as_str().as_str(), h.value.as_str())),
         ),
     };
+    // A request on a connection that was refused one is not answered:
+    // that client was told the connection is closed.
+    if transport.refused.is_closing(request.remote_addr()) {
+        return discard(transport, request, &head.headers);
+    }
     let server = &transport.runtime.server;
     let admitted = match admit(transport, &head) {
         Ok(admitted) => admitted,
-        Err(refusal) => return reply_leaving_body(request, &head.headers, refusal),
+        Err(refusal) => return refuse_and_close(transport, request, &head.headers, refusal),
     };
     let entry = &admitted.entry;
     match admitted.verb {
         Verb::Post => take_body(transport, admitted, head, request, lane),
         Verb::Delete => {
             let response = mcp::delete(server, &**entry, &head.headers);
-            reply_leaving_body(request, &head.headers, response);
+            reply_leaving_body(transport, request, &head.headers, response);
         }
         Verb::Get => {
             let plan = mcp::get(server, &**entry, &head.headers);
             if unread_body_bytes(&request, &head.headers) != 0 && !matches!(plan, Plan::Respond(_))
             {
                 let error = RpcError::new(INVALID_REQUEST, "Bad Request: a GET has no body");
-                return reply_leaving_body(
-                    request,
-                    &head.headers,
-                    server.refuse(400, None, &error),
-                );
+                let refusal = server.refuse(400, None, &error);
+                return refuse_and_close(transport, request, &head.headers, refusal);
             }
             match plan {
-                Plan::Respond(response) => reply_leaving_body(request, &head.headers, response),
+                Plan::Respond(response) => {
+                    reply_leaving_body(transport, request, &head.headers, response);
+                }
                 Plan::Stream(open) => open_stream(&transport.runtime, request, entry, open),
                 Plan::Resume {
                     mcp_session,
@@ -563,6 +647,11 @@ mod tests {
             "127.0.0.1.evil.example:8080",
             "[::1:8080",
             "",
+            "127.0.0.1:+8080",
+            "127.0.0.1:08080",
+            "127.0.0.1:8080 ",
+            "localhost:0x1f90",
+            "[::1]:+8080",
         ] {
             assert!(!host_allowed(host, LOOPBACK, 8080), "{host}");
         }
@@ -594,6 +683,13 @@ mod tests {
             "http://localhost.evil.example",
             "file://",
             "http://[::1]evil",
+            "http://localhost:evil",
+            "http://127.0.0.1:+3000",
+            "http://127.0.0.1:03000",
+            "http://localhost:3000/path",
+            "http://localhost:",
+            "http://[::1]:x",
+            "http://127.0.0.1:0",
         ] {
             assert!(!origin_allowed(origin, &listed), "{origin}");
         }

@@ -11,6 +11,19 @@
 //! `tools/list`, cancellations and answers to a handler's questions always
 //! find a free worker, a steady load keeps its threads, and a burst's extra
 //! threads are gone within seconds.
+//!
+//! tiny_http accepts connections on a thread of its own that ends for good
+//! on the first failed `accept` (and panics when it cannot duplicate an
+//! accepted socket): out of file descriptors for a moment, a host stopped
+//! answering forever, and since the pool keeps a handle on the listening
+//! socket, clients hung in its listen queue instead of being refused. So
+//! the pool watches that thread — a worker hears of the failed `accept`,
+//! and on Linux every tick of [`nudge`] checks that tiny_http's handle on
+//! the socket is still open — and starts a new tiny_http server on the
+//! same socket when it is gone, retrying every tick while descriptors are
+//! short. The old server's connections are served by a thread of their own
+//! until none has sent a request for the sockets' read timeout (by then
+//! tiny_http has closed them).
 
 use std::io::{self, Read};
 use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -21,12 +34,21 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use super::reply::farewell;
-use super::{serve, Transport};
-use crate::runtime::Lane;
+use super::{serve, socket, Transport};
+use crate::event::Event;
+use crate::runtime::{Lane, OwnThread};
 use crate::sync::lock;
 
 /// How long a surplus thread waits for a request before it leaves.
 pub(crate) const IDLE: Duration = Duration::from_secs(2);
+
+/// The least time between two restarts of tiny_http's server (each costs
+/// a thread that serves the old one's connections for a while).
+const REVIVE_EVERY: Duration = Duration::from_millis(500);
+
+/// How long a retired server's thread waits after handing back a wake-up
+/// meant for a worker.
+const HAND_BACK: Duration = Duration::from_millis(20);
 
 /// How long the host keeps telling clients it has shut down, after the last
 /// request that arrived on a connection they kept open.
@@ -50,9 +72,34 @@ const NUDGE_WAIT: Duration = Duration::from_millis(25);
 /// leaves (see [`nudge`]).
 const QUIET_NUDGE_TICKS: u32 = 32;
 
+/// Why a pool could not start.
+pub(crate) enum StartError {
+    /// The listening socket could not be handed to tiny_http.
+    Listen(io::Error),
+    /// A thread could not be started.
+    Spawn(io::Error),
+}
+
 /// The worker threads of one host.
 pub(crate) struct Pool {
-    server: Arc<tiny_http::Server>,
+    /// The server the workers take requests from: replaced when its
+    /// accept thread ends, taken by [`Pool::stop`].
+    server: Mutex<Option<Arc<tiny_http::Server>>>,
+    /// The pool's own handle on the listening socket: cloned for a new
+    /// server; shut down and let go at [`Pool::stop`] (where a listener
+    /// cannot be shut down, all but Linux, letting every handle go is
+    /// what frees the port).
+    listener: Mutex<Option<TcpListener>>,
+    /// How to tell that the current server's accept thread is gone.
+    watch: Mutex<AcceptWatch>,
+    /// Servers whose accept thread ended, still serving the connections
+    /// they had accepted.
+    retired: Mutex<Vec<Arc<tiny_http::Server>>>,
+    /// A restart that could not be made yet (no descriptor, no thread, or
+    /// too soon after the last).
+    revive_pending: AtomicBool,
+    /// When the last restart was made.
+    last_revive: Mutex<Option<Instant>>,
     transport: Arc<Transport>,
     workers: usize,
     /// Threads alive in the pool.
@@ -97,16 +144,22 @@ impl Lane for Worker<'_> {
 }
 
 impl Pool {
-    /// Starts `workers` threads on `server`.
+    /// Serves `listener` with tiny_http and starts `workers` threads on it.
     /// `addr` is where the listener takes connections (see [`nudge`]).
     pub(crate) fn start(
-        server: tiny_http::Server,
+        listener: TcpListener,
         transport: Arc<Transport>,
         workers: usize,
         addr: SocketAddr,
-    ) -> io::Result<Arc<Pool>> {
+    ) -> Result<Arc<Pool>, StartError> {
+        let (server, watch) = serve_on(&listener).map_err(StartError::Listen)?;
         let pool = Arc::new(Pool {
-            server: Arc::new(server),
+            server: Mutex::new(Some(Arc::new(server))),
+            listener: Mutex::new(Some(listener)),
+            watch: Mutex::new(watch),
+            retired: Mutex::default(),
+            revive_pending: AtomicBool::new(false),
+            last_revive: Mutex::new(None),
             transport,
             workers,
             live: AtomicUsize::new(0),
@@ -116,13 +169,17 @@ impl Pool {
             threads: Mutex::new(Vec::with_capacity(workers)),
         });
         for _ in 0..workers {
-            pool.spawn(Role::Standing)?;
+            pool.spawn(Role::Standing).map_err(StartError::Spawn)?;
         }
         nudge(&pool, addr);
         Ok(pool)
     }
 
     fn spawn(self: &Arc<Self>, role: Role) -> io::Result<()> {
+        // Once stopped, no worker starts: there is nothing left to serve.
+        if self.stopping.load(Ordering::SeqCst) {
+            return Ok(());
+        }
         self.live.fetch_add(1, Ordering::SeqCst);
         let pool = Arc::clone(self);
         let spawned = thread::Builder::new()
@@ -142,12 +199,23 @@ impl Pool {
         }
     }
 
+    /// The server workers take requests from now; `None` once stopped.
+    fn current(&self) -> Option<Arc<tiny_http::Server>> {
+        lock(&self.server).clone()
+    }
+
     fn run(self: &Arc<Self>, role: Role) {
         let lane = Worker(self);
-        while !self.stopping.load(Ordering::SeqCst) {
+        // Kept across requests (no lock per request); looked up again
+        // whenever a wait ends without one, as after a restart.
+        let mut server = self.current();
+        while let Some(current) = server.as_ref() {
+            if self.stopping.load(Ordering::SeqCst) {
+                break;
+            }
             let next = match role {
-                Role::Standing => self.server.recv().map(Some),
-                Role::Surplus => self.server.recv_timeout(IDLE),
+                Role::Standing => current.recv().map(Some),
+                Role::Surplus => current.recv_timeout(IDLE),
             };
             match next {
                 Ok(Some(request)) => {
@@ -167,11 +235,127 @@ impl Pool {
                     if self.retire() {
                         return;
                     }
+                    server = self.current();
                 }
-                Err(_) => {}
+                Err(err) => {
+                    // tiny_http passes on the error its accept thread
+                    // ended with; a wake-up carries no OS error.
+                    if err.raw_os_error().is_some() {
+                        self.revive(current, &format!("accept failed: {err}"));
+                    }
+                    server = self.current();
+                }
             }
         }
         self.live.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Starts a new server on the listening socket in place of `dead`,
+    /// unless that was done already; when it cannot be done now, the next
+    /// tick tries again.
+    fn revive(self: &Arc<Self>, dead: &Arc<tiny_http::Server>, reason: &str) {
+        if self.stopping.load(Ordering::SeqCst) {
+            return;
+        }
+        let mut current = lock(&self.server);
+        if !current.as_ref().is_some_and(|now| Arc::ptr_eq(now, dead)) {
+            return;
+        }
+        // A server that cannot accept either (descriptors still short)
+        // ends at once: new ones are started no faster than this, and the
+        // next tick tries again.
+        let mut last = lock(&self.last_revive);
+        if last.is_some_and(|at| at.elapsed() < REVIVE_EVERY) {
+            self.revive_pending.store(true, Ordering::SeqCst);
+            return;
+        }
+        *last = Some(Instant::now());
+        drop(last);
+        // tiny_http starts its accept thread with `thread::spawn`, which
+        // panics when no thread can be started.
+        let started = catch_unwind(AssertUnwindSafe(|| {
+            lock(&self.listener)
+                .as_ref()
+                .map(serve_on)
+                .unwrap_or_else(|| Err(io::ErrorKind::NotConnected.into()))
+        }));
+        let Ok(Ok((fresh, watch))) = started else {
+            self.revive_pending.store(true, Ordering::SeqCst);
+            return;
+        };
+        let Some(old) = current.replace(Arc::new(fresh)) else {
+            return;
+        };
+        *lock(&self.watch) = watch;
+        drop(current);
+        self.revive_pending.store(false, Ordering::SeqCst);
+        let reason = reason.to_owned();
+        self.transport
+            .runtime
+            .server
+            .emit(|| Event::ListenerRestarted { reason });
+        // Every worker waiting on the old queue wakes and moves over.
+        for _ in 0..self.live.load(Ordering::SeqCst) {
+            old.unblock();
+        }
+        self.serve_retired(old);
+    }
+
+    /// Serves the requests of `old`'s connections on a thread of its own
+    /// until none has come for longer than the sockets' read timeout.
+    fn serve_retired(self: &Arc<Self>, old: Arc<tiny_http::Server>) {
+        lock(&self.retired).push(Arc::clone(&old));
+        let pool = Arc::clone(self);
+        let quiet = socket::idle_deadline(self.transport.read_timeout) + IDLE;
+        let spawned = thread::Builder::new()
+            .name("toolhost-retired".into())
+            .spawn(move || {
+                let mut since = Instant::now();
+                while !pool.stopping.load(Ordering::SeqCst) && since.elapsed() < quiet {
+                    let waited = Instant::now();
+                    match old.recv_timeout(quiet) {
+                        Ok(Some(request)) => {
+                            let _ = catch_unwind(AssertUnwindSafe(|| {
+                                serve(&pool.transport, request, &OwnThread);
+                            }));
+                            since = Instant::now();
+                        }
+                        // A wake-up meant for a worker still on the old
+                        // queue (one busy when the server was replaced):
+                        // handed back, and a moment left for it.
+                        Ok(None) if waited.elapsed() < quiet => {
+                            old.unblock();
+                            thread::sleep(HAND_BACK);
+                        }
+                        _ => {}
+                    }
+                }
+                lock(&pool.retired).retain(|server| !Arc::ptr_eq(server, &old));
+                // No one takes the old queue's wake-ups any more: enough
+                // for every worker that may still come to it.
+                for _ in 0..pool.live.load(Ordering::SeqCst) {
+                    old.unblock();
+                }
+            });
+        if let Ok(handle) = spawned {
+            lock(&self.threads).push(handle);
+        }
+    }
+
+    /// Restarts the server when its accept thread is gone, or when an
+    /// earlier restart could not be made; called every tick.
+    fn check_accept(self: &Arc<Self>) {
+        let Some(current) = self.current() else {
+            return;
+        };
+        if self.revive_pending.load(Ordering::SeqCst) {
+            self.revive(
+                &current,
+                "accept failed earlier, and no new server could start until now",
+            );
+        } else if !lock(&self.watch).alive() {
+            self.revive(&current, "tiny_http's accept thread is gone");
+        }
     }
 
     /// Leaves the pool if it keeps `workers` threads for the protocol
@@ -202,9 +386,8 @@ impl Pool {
     /// waited for: it was cancelled and should return). Then the listener
     /// closes, and requests that still arrive on connections clients kept
     /// open are told the host is gone and their connections closed, until
-    /// none has come for a while. `listener` is a second handle on the
-    /// listening socket, through which it is closed.
-    pub(crate) fn stop(&self, listener: Option<&TcpListener>) {
+    /// none has come for a while.
+    pub(crate) fn stop(&self) {
         self.stopping.store(true, Ordering::SeqCst);
         // A handler's lend may start a thread meanwhile: it sees `stopping`
         // and ends at once, and is joined in the next round.
@@ -213,16 +396,30 @@ impl Pool {
             if threads.is_empty() {
                 break;
             }
-            for _ in 0..threads.len() {
-                self.server.unblock();
+            if let Some(server) = self.current() {
+                for _ in 0..threads.len() {
+                    server.unblock();
+                }
+            }
+            for retired in lock(&self.retired).iter() {
+                for _ in 0..threads.len() {
+                    retired.unblock();
+                }
             }
             for thread in threads {
                 // A worker that panicked has nothing left to clean up.
                 let _ = thread.join();
             }
         }
-        let server = Arc::clone(&self.server);
-        if listener.is_some_and(|listener| close_listener(listener).is_ok()) {
+        // The workers and the retired servers' threads are gone, with
+        // their handles: these are the last ones.
+        lock(&self.retired).clear();
+        let server = lock(&self.server).take();
+        let listener = lock(&self.listener).take();
+        let (Some(server), Some(listener)) = (server, listener) else {
+            return;
+        };
+        if close_listener(&listener).is_ok() {
             let _ = thread::Builder::new()
                 .name("toolhost-farewell".into())
                 .spawn(move || {
@@ -237,13 +434,66 @@ impl Pool {
                     }
                 });
         }
+        // Otherwise `server` and `listener` drop here, the last handles:
+        // tiny_http's drop wakes its accept thread, which ends and closes
+        // its own, and the port is free.
+    }
+}
+
+/// A tiny_http server on a new handle of `listener`, and how to tell that
+/// its accept thread is gone.
+fn serve_on(listener: &TcpListener) -> io::Result<(tiny_http::Server, AcceptWatch)> {
+    let handle = listener.try_clone()?;
+    let watch = AcceptWatch::of(&handle);
+    let server = tiny_http::Server::from_listener(handle, None)
+        .map_err(|err| io::Error::other(err.to_string()))?;
+    Ok((server, watch))
+}
+
+/// Whether tiny_http's accept thread still runs, told by whether its
+/// handle on the listening socket is still open: the thread owns that
+/// handle, and closes it whichever way it ends. On Linux the handle is
+/// looked up in `/proc/self/fd` (a descriptor number names the same socket
+/// until it is closed); elsewhere the pool hears only of a failed `accept`,
+/// through the workers, and not of a panic.
+struct AcceptWatch {
+    /// The descriptor's entry and what it names while it is open.
+    #[cfg(target_os = "linux")]
+    entry: Option<(std::path::PathBuf, std::path::PathBuf)>,
+}
+
+impl AcceptWatch {
+    #[cfg(target_os = "linux")]
+    fn of(handle: &TcpListener) -> AcceptWatch {
+        use std::os::fd::AsRawFd;
+        let path = std::path::PathBuf::from(format!("/proc/self/fd/{}", handle.as_raw_fd()));
+        let entry = std::fs::read_link(&path).ok().map(|target| (path, target));
+        AcceptWatch { entry }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn of(_handle: &TcpListener) -> AcceptWatch {
+        AcceptWatch {}
+    }
+
+    /// `false` once the handle is known to be closed.
+    #[cfg(target_os = "linux")]
+    fn alive(&self) -> bool {
+        self.entry
+            .as_ref()
+            .is_none_or(|(path, target)| std::fs::read_link(path).ok().as_ref() == Some(target))
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn alive(&self) -> bool {
+        true
     }
 }
 
 /// Stops the listening socket accepting: tiny_http's accept thread wakes
 /// with an error, ends, and closes its handle. Where the platform cannot
-/// do this to a listener, the host's last handle on tiny_http's server
-/// closes it instead, and no farewell is said.
+/// do this to a listener, [`Pool::stop`] drops the last handle on
+/// tiny_http's server instead, which closes it, and no farewell is said.
 #[cfg(target_os = "linux")]
 fn close_listener(listener: &TcpListener) -> io::Result<()> {
     use std::os::fd::OwnedFd;
@@ -315,6 +565,8 @@ fn tick(pool: &Arc<Pool>, target: SocketAddr, quiet: u32) {
             if pool.stopping.load(Ordering::SeqCst) {
                 return;
             }
+            pool.check_accept();
+            pool.transport.refused.purge();
             let quiet = if pool.busy.swap(false, Ordering::Relaxed) {
                 0
             } else if quiet >= 2 * QUIET_NUDGE_TICKS {

@@ -19,7 +19,7 @@ use crate::runtime::{Outlet, Runtime};
 use crate::sse;
 use crate::sync::lock;
 
-use super::written;
+use super::{written, Transport};
 
 /// Writes a long-lived stream's head and first events, then hands the
 /// connection to the hub, so that no worker stays with it.
@@ -57,36 +57,84 @@ pub(super) fn open_stream(
 
 /// Answers a request whose body was not read, without letting tiny_http's
 /// drain of that body pin this worker (or, for an absurd length, abort the
-/// process).
+/// process): the answer is written at once, and the body drained by the
+/// transport's bounded drainer.
 pub(super) fn reply_leaving_body(
+    transport: &Transport,
     request: tiny_http::Request,
     headers: &Headers,
     response: HttpResponse,
+) {
+    reply_unread(transport, request, headers, response, "body-unread");
+}
+
+/// [`reply_leaving_body`], with `why` for the `X-Toolhost-Refused` header
+/// of an answer written past tiny_http (and the lines that ride on it).
+fn reply_unread(
+    transport: &Transport,
+    request: tiny_http::Request,
+    headers: &Headers,
+    response: HttpResponse,
+    why: &str,
 ) {
     let unread = unread_body_bytes(&request, headers);
     if unread == 0 {
         respond(request, response);
     } else if unread <= MAX_DRAINED_BYTES {
-        // tiny_http reads an unread body to its end when the request is
-        // dropped, blocking until the client has sent it all: do that on a
-        // thread of its own so that a refused client cannot pin a worker.
-        // There is at most one per connection, as tiny_http reads the next
-        // request of a connection only after this one's body.
-        let (tx, rx) = std::sync::mpsc::channel();
-        let _ = std::thread::Builder::new()
-            .name("toolhost-drain".into())
-            .spawn(move || {
-                if let Ok((request, response)) = rx.recv() {
-                    respond(request, response);
-                }
-            });
-        // If the thread could not start, its receiver is gone and the send
-        // hands the request back: answer inline then.
-        if let Err(std::sync::mpsc::SendError((request, response))) = tx.send((request, response)) {
-            respond(request, response);
-        }
+        // Written now, past tiny_http (whose own `respond` would drain
+        // first); the body goes with the stream to the drainer.
+        let stream = write_past_tiny_http(request, response, why);
+        transport.drainer.drop_later(stream);
     } else {
-        abandon(request, response);
+        abandon(request, response, why);
+    }
+}
+
+/// Answers a refused request with `Connection: close` and remembers its
+/// connection as closing: the client was told, and nothing more on that
+/// connection is answered (see `refused`). A request read ahead on a
+/// connection already refused is dropped instead. A body still on its way
+/// is left to the drainer; the connection is not remembered then, as
+/// tiny_http reads nothing more from it until the body is drained.
+pub(super) fn refuse_and_close(
+    transport: &Transport,
+    request: tiny_http::Request,
+    headers: &Headers,
+    mut response: HttpResponse,
+) {
+    if unread_body_bytes(&request, headers) != 0 {
+        // Past tiny_http, which drops a `Connection` header of ours, the
+        // line rides on the refusal's own header.
+        let why = "body-unread\r\nConnection: close";
+        return reply_unread(transport, request, headers, response, why);
+    }
+    if !transport.refused.claim(request.remote_addr()) {
+        return discard(transport, request, headers);
+    }
+    response.headers.push(("Connection", "close".into()));
+    respond(request, response);
+}
+
+/// Drops a request on a closing connection without a byte written: its
+/// writer goes at once, so the connection's next writer never waits for
+/// it, and a body still on its way goes to the drainer.
+pub(super) fn discard(transport: &Transport, request: tiny_http::Request, headers: &Headers) {
+    if unread_body_bytes(&request, headers) == 0 {
+        drop(request.into_writer());
+    } else {
+        transport.drainer.drop_later(Unanswered(Some(request)));
+    }
+}
+
+/// A request to drop without an answer (tiny_http answers a request
+/// dropped whole with 500, which would wait for the connection's writer).
+struct Unanswered(Option<tiny_http::Request>);
+
+impl Drop for Unanswered {
+    fn drop(&mut self) {
+        if let Some(request) = self.0.take() {
+            drop(request.into_writer());
+        }
     }
 }
 
@@ -294,8 +342,8 @@ pub(super) fn unread_body_bytes(request: &tiny_http::Request, headers: &Headers)
 /// `Content-Length` aborts the process; the price is one idle socket and one
 /// parked tiny_http thread per such request, no more than the client itself
 /// holds open.
-fn abandon(request: tiny_http::Request, response: HttpResponse) {
-    let stream = write_past_tiny_http(request, response, "body-unread");
+fn abandon(request: tiny_http::Request, response: HttpResponse, why: &str) {
+    let stream = write_past_tiny_http(request, response, why);
     std::mem::forget(stream);
 }
 

@@ -64,6 +64,12 @@ impl Server {
     /// body for all of them, so none can be told from another.
     pub(crate) fn unauthorized(&self, reason: AuthRefusal) -> HttpResponse {
         self.emit(|| Event::AuthRefused { reason });
+        Server::unauthorized_response()
+    }
+
+    /// The 401 itself, reported to no one: for a caller that reports
+    /// refusals its own way (the transport limits their rate).
+    pub(crate) fn unauthorized_response() -> HttpResponse {
         let error = RpcError::new(
             SERVER_ERROR,
             "Unauthorized: send the session's bearer token as \"Authorization: Bearer <token>\"",

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use super::hub::Hub;
-use super::signer::fingerprint;
+use super::signer::{fingerprint, Opened};
 use super::table::{Beat, CallTicket, Round, SessionEntry};
 use super::timer::{JobId, Timer};
 use super::{Job, Outlet, Runtime};
@@ -242,21 +242,36 @@ impl Runtime {
         let asking = match rounds {
             None => Asking::Stream,
             Some(rounds) => {
-                let mut answers = match &rounds.state {
-                    None => Map::new(),
+                let refuse = |why: String| StepResult::Error {
+                    id: request_id.clone(),
+                    error: RpcError::invalid_params(why),
+                };
+                let opened = match &rounds.state {
+                    None => Opened {
+                        answers: Map::new(),
+                        asked: Vec::new(),
+                    },
                     Some(state) => {
                         let bound = fingerprint(&entry.binding, tool.name(), &arguments);
                         self.states
                             .open(state, &bound)
-                            .map_err(|why| StepResult::Error {
-                                id: request_id.clone(),
-                                error: RpcError::invalid_params(format!(
-                                    "invalid requestState: {why}"
-                                )),
-                            })?
+                            .map_err(|why| refuse(format!("invalid requestState: {why}")))?
                     }
                 };
-                answers.extend(rounds.responses);
+                // An answer counts only for a question the signed round
+                // asked: without this, a retry could answer a question
+                // nobody asked, or one without any state at all.
+                let Opened { mut answers, asked } = opened;
+                for (key, response) in rounds.responses {
+                    if !asked.contains(&key) {
+                        return Err(refuse(if rounds.state.is_none() {
+                            format!("inputResponses[{key:?}] came without the requestState of the round that asked it; send back the requestState of the input_required result")
+                        } else {
+                            format!("inputResponses[{key:?}] answers no question the requestState's round asked; answer only the keys of its inputRequests")
+                        }));
+                    }
+                    answers.entry(key).or_insert(response);
+                }
                 Asking::Rounds {
                     answers,
                     round: Mutex::default(),
@@ -367,7 +382,8 @@ impl Runtime {
         let request_id = ctx.request_id.clone();
         if let Some(round) = ctx.into_round().filter(|round| !round.needed.is_empty()) {
             let bound = fingerprint(&entry.binding, tool.name(), &arguments);
-            let state = self.states.sign(&bound, &round.used);
+            let asked = round.needed.iter().map(|(key, _)| key.as_str());
+            let state = self.states.sign(&bound, &round.used, asked);
             return StepResult::Reply(
                 mcp::input_required(&self.server, &request_id, round.needed, state).into(),
             );

@@ -4,9 +4,12 @@
 //! answers so far), so it must come back exactly as it left: it is
 //! `base64(payload) "." base64(HMAC-SHA256(host key, payload))`, with a key
 //! drawn from the OS when the host starts. The payload binds the state to
-//! the session, the tool and its arguments, and carries when it was issued
-//! and a nonce; a state is accepted once, within its lifetime, so a replayed
-//! or tampered one is refused.
+//! the session, the tool and its arguments, and carries when it was issued,
+//! a nonce, and the keys of the questions its round asked: a retry's
+//! `inputResponses` count only for those keys. A state is accepted once,
+//! within its lifetime, so a replayed or tampered one is refused; its nonce
+//! is remembered until the state expires, never forgotten earlier (a full
+//! set refuses new states instead).
 
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -21,10 +24,18 @@ use crate::sync::lock;
 /// How long a state may take to come back.
 pub(crate) const STATE_LIFETIME: Duration = Duration::from_secs(600);
 
-/// How many spent nonces are remembered (each for the state lifetime); past
-/// it the oldest are forgotten, which only shortens replay protection for
-/// states already near expiry.
+/// How many spent nonces are remembered, each until its state expires.
+/// Forgetting one early would let its state be replayed, so a full set
+/// refuses further states until some expire (~1 MiB of nonces at most).
 const MAX_SPENT: usize = 16_384;
+
+/// What an opened state carries: the answers of earlier rounds, and the
+/// keys of the questions its round asked, the only ones a retry may answer.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Opened {
+    pub(crate) answers: Map<String, Value>,
+    pub(crate) asked: Vec<String>,
+}
 
 /// Signs and checks request states for one host.
 pub(crate) struct StateSigner {
@@ -58,8 +69,15 @@ impl StateSigner {
         }
     }
 
-    /// A state holding `answers`, bound to `fingerprint`.
-    pub(crate) fn sign(&self, fingerprint: &str, answers: &Map<String, Value>) -> String {
+    /// A state holding `answers` and the keys of the questions `asked`,
+    /// bound to `fingerprint`.
+    pub(crate) fn sign<'a>(
+        &self,
+        fingerprint: &str,
+        answers: &Map<String, Value>,
+        asked: impl IntoIterator<Item = &'a str>,
+    ) -> String {
+        let asked: Vec<&str> = asked.into_iter().collect();
         let mut nonce = [0u8; 16];
         random_bytes(&mut nonce);
         let payload = json!({
@@ -67,6 +85,7 @@ impl StateSigner {
             "iat": now_secs(),
             "nonce": hex(&nonce),
             "answers": answers,
+            "asked": asked,
         })
         .to_string();
         let tag = hmac_sha256(&self.key, payload.as_bytes());
@@ -79,11 +98,7 @@ impl StateSigner {
 
     /// The answers a state carries, if it is genuine, for this call, fresh,
     /// and not seen before; else why not.
-    pub(crate) fn open(
-        &self,
-        state: &str,
-        fingerprint: &str,
-    ) -> Result<Map<String, Value>, String> {
+    pub(crate) fn open(&self, state: &str, fingerprint: &str) -> Result<Opened, String> {
         let tampered = || "requestState was altered or was not issued by this server".to_owned();
         let (payload, tag) = state.split_once('.').ok_or_else(tampered)?;
         let payload = base64_decode(payload).ok_or_else(tampered)?;
@@ -114,17 +129,27 @@ impl StateSigner {
                 return Err("requestState was already used; each state answers one retry".into());
             }
             if spent.len() >= MAX_SPENT {
-                if let Some(oldest) = spent
-                    .iter()
-                    .min_by_key(|(_, at)| **at)
-                    .map(|(n, _)| n.clone())
-                {
-                    spent.remove(&oldest);
-                }
+                let oldest = spent.values().min().copied().unwrap_or(now);
+                let wait = (oldest + STATE_LIFETIME.as_secs()).saturating_sub(now) + 1;
+                return Err(format!(
+                    "too many multi-round tool calls are under way ({MAX_SPENT} states used within {} s); retry in {wait} s",
+                    STATE_LIFETIME.as_secs()
+                ));
             }
             spent.insert(nonce, issued);
         }
-        Ok(payload["answers"].as_object().cloned().unwrap_or_default())
+        let asked = payload["asked"]
+            .as_array()
+            .map(|keys| {
+                keys.iter()
+                    .filter_map(|key| key.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Opened {
+            answers: payload["answers"].as_object().cloned().unwrap_or_default(),
+            asked,
+        })
     }
 }
 
@@ -137,14 +162,20 @@ mod tests {
         let signer = StateSigner::new();
         let mut answers = Map::new();
         answers.insert("name".into(), json!({"action": "accept"}));
-        let state = signer.sign("call-a", &answers);
-        assert_eq!(signer.open(&state, "call-a"), Ok(answers));
+        let state = signer.sign("call-a", &answers, ["next"]);
+        assert_eq!(
+            signer.open(&state, "call-a"),
+            Ok(Opened {
+                answers,
+                asked: vec!["next".to_owned()]
+            })
+        );
         assert!(signer
             .open(&state, "call-a")
             .unwrap_err()
             .contains("already used"));
 
-        let fresh = signer.sign("call-a", &Map::new());
+        let fresh = signer.sign("call-a", &Map::new(), []);
         assert!(signer
             .open(&fresh, "call-b")
             .unwrap_err()
@@ -154,10 +185,47 @@ mod tests {
             .open(&tampered, "call-a")
             .unwrap_err()
             .contains("altered"));
-        let other_host = StateSigner::new().sign("call-a", &Map::new());
+        let other_host = StateSigner::new().sign("call-a", &Map::new(), []);
         assert!(signer
             .open(&other_host, "call-a")
             .unwrap_err()
             .contains("altered"));
+    }
+
+    #[test]
+    fn spent_states_are_remembered_until_they_expire_and_a_full_set_refuses_new_ones() {
+        let signer = StateSigner::new();
+        let first = signer.sign("call", &Map::new(), []);
+        assert!(signer.open(&first, "call").is_ok());
+        // Fill the set with other spent states, as an attacker with many
+        // rounds would.
+        {
+            let mut spent = lock(&signer.spent);
+            let now = now_secs();
+            for i in 0..MAX_SPENT - 1 {
+                spent.insert(format!("filler-{i}"), now);
+            }
+        }
+        // The first state is still remembered: its replay is refused...
+        assert!(signer
+            .open(&first, "call")
+            .unwrap_err()
+            .contains("already used"));
+        // ...and a new state is refused with a clear error, not accepted
+        // by forgetting an old one.
+        let fresh = signer.sign("call", &Map::new(), []);
+        let refused = signer.open(&fresh, "call").unwrap_err();
+        assert!(
+            refused.contains("too many") && refused.contains("retry in"),
+            "{refused}"
+        );
+        assert_eq!(lock(&signer.spent).len(), MAX_SPENT);
+        // Once states expire, room is made again.
+        {
+            let mut spent = lock(&signer.spent);
+            let long_ago = now_secs() - STATE_LIFETIME.as_secs() - 1;
+            spent.values_mut().for_each(|at| *at = long_ago);
+        }
+        assert!(signer.open(&fresh, "call").is_ok());
     }
 }

@@ -824,6 +824,10 @@ fn main() -> Result<()> {
             }
         }
         Event::AuthRefused { .. } => add(&sink.auth_refused),
+        // Past ten a second, refusals are counted, not reported one by one.
+        Event::AuthRefusalsSuppressed { count } => {
+            sink.auth_refused.fetch_add(*count, Ordering::SeqCst);
+        }
         Event::BadRequest { status, message } => {
             if let Ok(mut bad) = sink.bad_requests.lock() {
                 bad.push((*status, message.clone()));

@@ -48,6 +48,7 @@ const METHOD_NOT_FOUND: i64 = -32601;
 /// use toolhost::acp::{Agent, PermissionChoice};
 /// use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
 ///
+/// # #[cfg(feature = "client")]
 /// toolhost::stdio_bridge::run_if_requested(); // for agents that need a stdio entry
 /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
 /// let tools = host.open_session(StaticSurface::new().tool(

@@ -45,6 +45,7 @@ use crate::sync::lock;
 /// announces its change of mind.
 ///
 /// ```
+/// # #[cfg(feature = "client")] {
 /// use serde_json::{json, Value};
 /// use toolhost::{HostConfig, Tool, ToolHost, ToolRegistry};
 ///
@@ -66,6 +67,7 @@ use crate::sync::lock;
 /// assert_eq!(client.call_tool("word_count", json!({"text": "hi"}))?.structured_content, Some(json!({"words": 1})));
 /// assert!(registry.remove("word_count"));
 /// assert!(client.call_tool("word_count", json!({"text": "hi"}))?.is_error); // unknown now
+/// # }
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Default)]

@@ -27,11 +27,22 @@ const ERROR_BODY_PREVIEW: usize = 512;
 
 /// A keep-alive connection to the server, opened when first needed, and
 /// the buffer its requests are written in.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Link {
     pub(crate) conn: Option<Connection>,
     /// The request being written, kept to reuse its allocation.
     out: Vec<u8>,
+}
+
+/// The request buffer holds the last request's head, credentials and all:
+/// only its length is shown.
+impl std::fmt::Debug for Link {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Link")
+            .field("conn", &self.conn)
+            .field("out_bytes", &self.out.len())
+            .finish()
+    }
 }
 
 impl Link {
