@@ -4,23 +4,38 @@
 //! application's.
 //!
 //! The first stdout line is one JSON object, `{"url", "authorization",
-//! "acp", "tools"}`, so scripts can spawn this and connect. It serves until
+//! "acp", "tools"}`, so scripts can spawn this and connect. It comes at
+//! once: no server is waited for. Each server connects in the background
+//! ([`McpServerBuilder::start`](toolhost::McpServerBuilder::start)) and its
+//! tools join the list when it answers (the session's clients get
+//! `notifications/tools/list_changed`), so `tools` names the tools ready
+//! then — the application's own at least — and a server that is slow,
+//! silent or absent never holds the application's tools up. Every change
+//! of a server's state is a line on stderr (`MCP server "docs" is ready
+//! with 3 tools`, `… is failed (…); trying again in 2.0s`). It serves until
 //! stdin closes or Ctrl-C.
 //!
 //! ```text
 //! cargo run --example gateway -- --stdio 'everything=npx -y @modelcontextprotocol/server-everything'
 //! cargo run --example gateway -- --http docs=http://127.0.0.1:8000/mcp
-//! cargo run --example gateway -- --http docs=http://127.0.0.1:8000/mcp --auth 'docs=Bearer abc'
+//! DOCS_AUTH='Bearer abc' cargo run --example gateway -- --http docs=http://127.0.0.1:8000/mcp --auth-env docs=DOCS_AUTH
+//! cargo run --example gateway -- --http docs=http://127.0.0.1:8000/mcp --auth-file docs=$HOME/.config/docs.auth
 //! ```
 //!
 //! `--stdio NAME=COMMAND [ARGS…]` starts `COMMAND` with its arguments (the
 //! value is split on spaces, so quote it as one word) as a stdio MCP server
 //! named `NAME`; its stderr lines go to this program's stderr as events, and
-//! it is started again at the next call if it dies. `--http NAME=URL`
-//! bridges the Streamable HTTP server at `URL` (on this machine: the
-//! crate's client speaks plain HTTP to loopback only) as `NAME`; `--auth
-//! NAME=VALUE` sends `Authorization: VALUE` to it. Flags may repeat and
-//! mix; the servers' layers come in the order given.
+//! it is started again if it dies. `--http NAME=URL` bridges the
+//! Streamable HTTP server at `URL` (on this machine: the crate's client
+//! speaks plain HTTP to loopback only) as `NAME`. Flags may repeat and mix;
+//! the servers' layers come in the order given.
+//!
+//! An HTTP server's credential — sent as `Authorization` — comes from an
+//! environment variable (`--auth-env NAME=VAR`) or from a file only its
+//! owner can read (`--auth-file NAME=PATH`, mode 0600; a file others can
+//! read is refused), never from the command line: every user of the
+//! machine can read a process's command line (`ps`, `/proc/PID/cmdline`),
+//! while its environment and a 0600 file are its owner's alone.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
@@ -71,7 +86,8 @@ enum Server {
 }
 
 /// The servers named on the command line, in order, and the
-/// `Authorization` value of each HTTP server that has one.
+/// `Authorization` value of each HTTP server that has one (read from the
+/// variable or file named).
 struct Args {
     servers: Vec<(String, Server)>,
     auth: HashMap<String, String>,
@@ -101,17 +117,48 @@ fn parse_args() -> Result<Args, String> {
                 }
                 args.servers.push((name.to_owned(), Server::Stdio(words)));
             }
+            "--auth-env" => {
+                let value = std::env::var(rest).map_err(|err| {
+                    format!("--auth-env {name}={rest}: cannot read the variable {rest}: {err}")
+                })?;
+                args.auth.insert(name.to_owned(), value.trim().to_owned());
+            }
+            "--auth-file" => {
+                args.auth.insert(name.to_owned(), read_secret(rest)?);
+            }
             "--auth" => {
-                args.auth.insert(name.to_owned(), rest.to_owned());
+                return Err(format!(
+                    "--auth is gone: a credential on the command line is readable by every user of the machine (ps, /proc/PID/cmdline); put it in a variable and pass --auth-env {name}=VAR, or in a file of mode 0600 and pass --auth-file {name}=PATH"
+                ))
             }
             other => {
                 return Err(format!(
-                    "unknown flag {other:?}; use --stdio NAME=COMMAND [ARGS…], --http NAME=URL and --auth NAME=VALUE"
+                    "unknown flag {other:?}; use --stdio NAME=COMMAND [ARGS…], --http NAME=URL, --auth-env NAME=VAR and --auth-file NAME=PATH"
                 ))
             }
         }
     }
     Ok(args)
+}
+
+/// The credential in the file at `path`, which only its owner may read.
+fn read_secret(path: &str) -> Result<String, String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path)
+            .map_err(|err| format!("--auth-file {path}: {err}"))?
+            .permissions()
+            .mode();
+        if mode & 0o077 != 0 {
+            return Err(format!(
+                "--auth-file {path}: the file is readable by others (mode {:o}); chmod 600 it",
+                mode & 0o777
+            ));
+        }
+    }
+    let text = std::fs::read_to_string(path).map_err(|err| format!("--auth-file {path}: {err}"))?;
+    Ok(text.trim().to_owned())
 }
 
 fn on_event(event: &Event) {
@@ -138,10 +185,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 )
             }
         };
+        // Started, not connected: the server joins when it answers.
         let layer = builder
-            .connect()
+            .start()
             .map_err(|err| format!("cannot bridge {name} ({source}): {err}"))?;
-        eprintln!("[gateway] {name}: {} tools from {source}", layer.count());
+        eprintln!("[gateway] {name}: connecting to {source}");
         layers = layers.layer(name.as_str(), layer);
     }
     let surface = layers.build();

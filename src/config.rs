@@ -282,7 +282,10 @@ impl HostConfig {
     /// never on the workers, so `ping`, `tools/list`, cancellations and
     /// answers to a handler's questions are served however many handlers
     /// run. [`Event::CallWaited`] says how long calls waited, which is what
-    /// to size this by.
+    /// to size this by. Calls of a tool with a [`CallLine`](crate::CallLine)
+    /// of its own — every bridged server's — neither take these slots nor
+    /// wait in this line, so a server that stopped answering cannot fill
+    /// them.
     #[must_use]
     pub fn max_concurrent_calls(mut self, calls: usize) -> HostConfig {
         self.max_calls = calls;

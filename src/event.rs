@@ -35,11 +35,13 @@ pub enum Event {
         outcome: CallResult,
     },
     /// Every call slot was taken, so the call waits in line for one (see
-    /// [`HostConfig::max_concurrent_calls`](crate::HostConfig::max_concurrent_calls)).
+    /// [`HostConfig::max_concurrent_calls`](crate::HostConfig::max_concurrent_calls));
+    /// for a tool with a [`CallLine`](crate::CallLine) of its own (a
+    /// bridged server's), every slot of that line.
     CallQueued {
         /// The tool's name.
         tool: String,
-        /// How many calls wait now, this one included.
+        /// How many calls wait now in the same line, this one included.
         waiting: usize,
     },
     /// A call that waited in line got its slot; [`Event::CallStarted`]
@@ -184,6 +186,59 @@ pub enum Event {
         /// What was logged: any JSON.
         data: serde_json::Value,
     },
+    /// A bridged MCP server's layer changed state
+    /// ([`McpServerLayer::status`](crate::McpServerLayer::status)): it
+    /// connected and its tools joined, it failed and will try again, or it
+    /// went away and its tools left. Logged at `info` when ready, else at
+    /// `warn`.
+    ServerStatus {
+        /// The server's name, as given to the layer.
+        server: String,
+        /// Its new state.
+        status: ServerStatus,
+    },
+}
+
+/// The state of a bridged MCP server's layer
+/// ([`McpServerLayer::status`](crate::McpServerLayer::status)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServerStatus {
+    /// Connecting for the first time; none of its tools are listed yet.
+    Connecting,
+    /// Connected: this many of its tools are listed.
+    Ready {
+        /// How many of its tools the layer exposes.
+        tools: usize,
+    },
+    /// The last attempt to connect failed (or the server went away, and
+    /// its tools left the list); the next one comes after `retry_in`.
+    Failed {
+        /// What went wrong.
+        reason: String,
+        /// The pause before the next attempt, which grows with each
+        /// failure in a row.
+        retry_in: std::time::Duration,
+    },
+    /// Connecting again after a failure; `attempt` counts the attempts
+    /// since it was last ready.
+    Reconnecting {
+        /// Which attempt in a row this is, from 1.
+        attempt: u32,
+    },
+}
+
+impl fmt::Display for ServerStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServerStatus::Connecting => f.write_str("connecting"),
+            ServerStatus::Ready { tools } => write!(f, "ready with {tools} tools"),
+            ServerStatus::Failed { reason, retry_in } => {
+                write!(f, "failed ({reason}); trying again in {retry_in:.1?}")
+            }
+            ServerStatus::Reconnecting { attempt } => write!(f, "reconnecting (attempt {attempt})"),
+        }
+    }
 }
 
 /// Why a request's credential was refused.
@@ -232,7 +287,12 @@ impl Event {
             | Event::InvalidArguments { .. }
             | Event::UnknownTool { .. }
             | Event::BadRequest { .. }
-            | Event::ServerStderr { .. } => log::Level::Info,
+            | Event::ServerStderr { .. }
+            | Event::ServerStatus {
+                status: ServerStatus::Ready { .. } | ServerStatus::Connecting,
+                ..
+            } => log::Level::Info,
+            Event::ServerStatus { .. } => log::Level::Warn,
             Event::CallRefused { .. }
             | Event::CallTimedOut { .. }
             | Event::CallRunningLong { .. }
@@ -327,6 +387,9 @@ impl fmt::Display for Event {
                 f,
                 "tool {tool:?} of layer {layer:?} is hidden: layer {owner:?} owns that name"
             ),
+            Event::ServerStatus { server, status } => {
+                write!(f, "MCP server {server:?} is {status}")
+            }
             Event::ServerStderr { server, line } => {
                 write!(f, "MCP server {server:?} wrote to stderr: {line}")
             }

@@ -309,9 +309,13 @@ pub mod stdio_bridge;
 mod sync;
 
 #[cfg(feature = "client")]
-pub use bridge::{McpServerBuilder, McpServerLayer, DEFAULT_SERVER_REFRESH};
+pub use bridge::{
+    McpServerBuilder, McpServerLayer, DEFAULT_MAX_RELAY_BYTES, DEFAULT_RECONNECT_FIRST,
+    DEFAULT_RECONNECT_MAX, DEFAULT_SERVER_CALLS, DEFAULT_SERVER_CALL_TIMEOUT, DEFAULT_SERVER_QUEUE,
+    DEFAULT_SERVER_REFRESH,
+};
 pub use call::{
-    surface_fn, AskError, CallContext, Elicitation, Filtered, FnSurface, InputRequest,
+    surface_fn, AskError, CallContext, CallLine, Elicitation, Filtered, FnSurface, InputRequest,
     LayeredBuilder, LayeredSurface, Reply, SessionLink, StaticSurface, SurfaceBuilder, ToolError,
     ToolRegistry, ToolSurface,
 };
@@ -321,7 +325,7 @@ pub use config::{
     DEFAULT_READ_TIMEOUT, DEFAULT_RESUME_WINDOW, DEFAULT_WORKERS, DEFAULT_WRITE_TIMEOUT,
 };
 pub use error::Error;
-pub use event::{AuthRefusal, Event};
+pub use event::{AuthRefusal, Event, ServerStatus};
 pub use host::ToolHost;
 pub use mcp::CacheScope;
 pub use model::{

@@ -21,6 +21,7 @@ pub mod mcp;
 pub mod process;
 pub mod schema;
 pub mod sse;
+pub mod switch;
 pub mod wait;
 pub mod wire;
 
@@ -32,5 +33,6 @@ pub use mcp::{
 pub use sse::{
     call_stream, get_stream, listen, sse_events, sse_messages, EventStream, Item, SseEvent,
 };
+pub use switch::Switch;
 pub use wait::wait_for;
 pub use wire::{Conn, Reply};

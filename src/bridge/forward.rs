@@ -2,9 +2,9 @@
 //! passed on, the server's progress, log messages and questions relayed
 //! back, and the result or the failure as the agent's tool outcome.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::call::ask::InputRequest;
 use crate::call::context::CallContext;
@@ -12,6 +12,11 @@ use crate::client::{CallOptions, CancelHandle, ClientError, Refusal, ServerReque
 use crate::model::ToolOutcome;
 
 use super::Inner;
+
+/// How long past a call's deadline the client waits, so that the host's
+/// deadline — which names the setting and tells the server to stop — comes
+/// first.
+const DEADLINE_GRACE: Duration = Duration::from_secs(1);
 
 impl Inner {
     pub(super) fn forward(&self, remote: &str, args: &Value, ctx: &CallContext) -> ToolOutcome {
@@ -32,7 +37,11 @@ impl Inner {
             // question is seen while the agent is still being asked.
             .on_request_beside_stream(|request| ask_agent(ctx, request));
         if let Some(deadline) = ctx.deadline() {
-            options = options.timeout(deadline.saturating_duration_since(Instant::now()));
+            // A moment past the deadline: the host's own watch ends the
+            // call at the deadline and cancels it here, which tells the
+            // server to stop; the client's timeout is only the backstop.
+            let left = deadline.saturating_duration_since(Instant::now());
+            options = options.timeout(left + DEADLINE_GRACE);
         }
         match self.call_remote(remote, args, options) {
             Ok(result) => ToolOutcome::relayed(result.raw),
@@ -58,6 +67,26 @@ impl Inner {
                 "The MCP server {:?} needed an answer to {method} from the agent, which could not be asked: {problem}",
                 self.name
             )),
+            Err(ClientError::MessageTooLarge { size, limit, .. }) => {
+                self.too_large(remote, "a message", &format!("{size} bytes"), limit)
+            }
+            Err(ClientError::TooLarge { what, size, limit }) => {
+                let size = match size {
+                    Some(size) => format!("{size} bytes"),
+                    None => format!("more than {limit} bytes"),
+                };
+                self.too_large(remote, what, &size, limit)
+            }
+            Err(ClientError::Timeout { waited }) => {
+                self.report(format!(
+                    "MCP server {:?}: tools/call of {remote:?} got nothing for {waited:?}",
+                    self.name
+                ));
+                ToolOutcome::declined(format!(
+                    "The MCP server {:?} sent nothing for {waited:?} (its client's timeout: ClientBuilder::timeout or StdioServer::timeout), so the call was given up.",
+                    self.name
+                ))
+            }
             Err(err) => {
                 self.report(format!(
                     "MCP server {:?}: tools/call of {remote:?} failed: {err}",
@@ -69,6 +98,21 @@ impl Inner {
                 ))
             }
         }
+    }
+}
+
+impl Inner {
+    /// The tool error for a message of `size` past `limit`, and its report.
+    fn too_large(&self, remote: &str, what: &str, size: &str, limit: usize) -> ToolOutcome {
+        self.report(format!(
+            "MCP server {:?}: tools/call of {remote:?} sent {what} of {size}, past the limit of {limit} bytes (McpServerBuilder::max_message_bytes); it was not read",
+            self.name
+        ));
+        ToolOutcome::declined(format!(
+            "The MCP server {:?} sent a message of {size} for this call, past the limit of {limit} bytes that the host relays (McpServerBuilder::max_message_bytes), so it was not read. Ask the tool for less (a smaller range, a filter, a page).",
+            self.name
+        ))
+        .with_code(json!("result_too_large"))
     }
 }
 

@@ -22,12 +22,27 @@ pub(super) struct Pool {
 }
 
 impl Pool {
-    /// A pool that starts with `client`, connected with `builder`.
-    pub(super) fn new(builder: ClientBuilder, client: Client) -> Pool {
+    /// An empty pool of clients connected with `builder`.
+    pub(super) fn new(builder: ClientBuilder) -> Pool {
         Pool {
             builder,
-            idle: Mutex::new(vec![client]),
+            idle: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Connects a first client, unless one is idle already.
+    pub(super) fn fill(&self) -> Result<(), ClientError> {
+        if lock(&self.idle).is_empty() {
+            let client = self.builder.clone().connect()?;
+            lock(&self.idle).push(client);
+        }
+        Ok(())
+    }
+
+    /// Drops the idle clients: the server is gone, and a new one will have
+    /// other sessions.
+    pub(super) fn clear(&self) {
+        lock(&self.idle).clear();
     }
 
     /// Whether the server issued an MCP session, which has a standalone
@@ -79,6 +94,16 @@ pub(super) fn watch(layer: &Weak<Inner>, signal: &Signal, cancel: &CancelHandle)
             match client.watch_tools_changed(cancel, refresh) {
                 Err(ClientError::Cancelled | ClientError::NotInEra { .. }) => return,
                 Err(ClientError::Http { status: 405, .. }) => return,
+                // A notification past the relay's limit was not read: the
+                // stream is opened again, and the hook told.
+                Err(err @ ClientError::TooLarge { .. }) => {
+                    if let Some(layer) = layer.upgrade() {
+                        layer.report(format!(
+                            "MCP server {:?}: its standalone stream sent {err} (McpServerBuilder::max_message_bytes)",
+                            layer.name
+                        ));
+                    }
+                }
                 _ => {}
             }
         }

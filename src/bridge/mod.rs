@@ -18,12 +18,33 @@
 //! a different list tells every session serving the layer (through the
 //! [`SessionLink`]s of `on_open`), exactly as a
 //! [`ToolRegistry`](crate::ToolRegistry) does.
+//!
+//! A gateway fronts servers its author did not write, so no server is on
+//! the host's critical path (`supervise.rs`): a layer connects in the
+//! background ([`McpServerBuilder::start`]), its tools join when the server
+//! answers, leave when it is gone, and come back after a reconnect with a
+//! doubling pause; every change is a [`ServerStatus`]. Its calls wait and
+//! run in a [`CallLine`] of their own, never in the host's call slots
+//! (`call/line.rs` says why), each with a deadline. What the server sends
+//! is read only up to [`McpServerBuilder::max_message_bytes`] (over HTTP
+//! the client stops reading there).
+//!
+//! The host's own handlers get no such cap (no `max_result_bytes` on the
+//! host), on purpose: their result is the application's own, already in
+//! its memory when the host gets it, and the host writes it out without
+//! copying it again, so a cap would save nothing and only hide a bug the
+//! application can fix where it builds the result (paging, a filter). A
+//! server behind the gateway is another matter: its bytes cost the
+//! application memory before anyone knows how many will come, which is
+//! what the relay's cap bounds.
 
+mod builder;
 mod forward;
 mod http;
 mod signal;
 mod snapshot;
 mod stdio;
+mod supervise;
 
 use std::fmt;
 use std::sync::{Arc, Mutex, RwLock, Weak};
@@ -33,6 +54,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::call::context::CallContext;
+use crate::call::line::CallLine;
 use crate::call::link::{Links, SessionLink};
 use crate::call::surface::sealed::Token;
 use crate::call::surface::ToolSurface;
@@ -40,14 +62,20 @@ use crate::client::{
     CallOptions, CancelHandle, Client, ClientBuilder, ClientError, StdioServer, ToolInfo,
     ToolResult,
 };
-use crate::event::{Event, LOG_TARGET};
-use crate::model::{LogLevel, Tool, ToolOutcome};
+use crate::event::{Event, ServerStatus, LOG_TARGET};
+use crate::model::{Tool, ToolOutcome};
 use crate::sync::lock;
 
+use builder::Settings;
+pub use builder::{
+    DEFAULT_MAX_RELAY_BYTES, DEFAULT_RECONNECT_FIRST, DEFAULT_RECONNECT_MAX, DEFAULT_SERVER_CALLS,
+    DEFAULT_SERVER_CALL_TIMEOUT, DEFAULT_SERVER_QUEUE,
+};
 use http::Pool;
-use signal::{keep_fresh, Signal};
+use signal::Signal;
 use snapshot::{read, Snapshot, MAX_NAME};
 use stdio::Respawning;
+use supervise::Backoff;
 
 /// How often a layer asks its server for the tool list, unless
 /// [`McpServerBuilder::refresh_every`] says otherwise.
@@ -84,9 +112,15 @@ const RETRY: Duration = Duration::from_secs(1);
 /// and passes the result through unchanged ([`ToolOutcome::relayed`]). A
 /// server that fails or is gone gives the agent a tool error that says so,
 /// and the event hook the detail; the session's other tools keep serving.
-/// An HTTP server is reconnected at the next call; a stdio server that
-/// died is started again at the next call or refresh (with a growing pause
-/// when it keeps dying before it serves: see [`McpServerLayer::stdio`]).
+///
+/// Start a layer with [`McpServerBuilder::start`]: it connects in the
+/// background, and its tools join the list once the server answers (see
+/// [`McpServerLayer::status`]); the application's own tools are served
+/// meanwhile. A server found gone is connected again, and its tools leave
+/// the list until it is back. Calls to the server are bounded apart from
+/// the host's call slots ([`McpServerBuilder::max_concurrent_calls`],
+/// [`McpServerBuilder::call_timeout`]), so a hung server costs only its
+/// own calls their deadline.
 ///
 /// ```
 /// use serde_json::json;
@@ -104,15 +138,19 @@ const RETRY: Duration = Duration::from_secs(1);
 ///     "github",
 ///     Client::builder(&remote.url()).header("Authorization", &remote.authorization()),
 /// )
-/// .connect()?;
+/// .start()?; // returns at once; the server joins when it answers
 /// let surface = LayeredSurface::builder()
 ///     .layer("app", StaticSurface::new().tool(Tool::new("ping", "Pings."), |_, _| ToolOutcome::text("pong"))?)
-///     .layer("github", github)
+///     .layer("github", github.clone())
 ///     .build();
 ///
 /// let host = ToolHost::bind(HostConfig::default())?;
 /// let session = host.open_session(surface);
 /// let mut client = session.client()?;
+/// # // Here the server's tools are awaited, for the assertion below.
+/// while github.count() == 0 {
+///     std::thread::sleep(std::time::Duration::from_millis(5));
+/// }
 /// let names: Vec<String> = client.list_tools()?.into_iter().map(|t| t.name).collect();
 /// assert_eq!(names, ["ping", "github_create_issue"]);
 /// let result = client.call_tool("github_create_issue", json!({}))?;
@@ -125,17 +163,21 @@ pub struct McpServerLayer {
 }
 
 /// How to reach a server and expose its tools; made by
-/// [`McpServerLayer::builder`] or [`McpServerLayer::stdio`].
-#[derive(Debug)]
+/// [`McpServerLayer::builder`] or [`McpServerLayer::stdio`]. Its `Debug`
+/// shows no URL, header or environment: they may hold credentials.
 pub struct McpServerBuilder {
     name: String,
     remote: Remote,
     qualified: bool,
     refresh: Option<Duration>,
+    max_calls: usize,
+    max_queued: usize,
+    call_timeout: Duration,
+    max_message: usize,
+    backoff: Backoff,
 }
 
 /// Where the server is.
-#[derive(Debug)]
 enum Remote {
     Http(ClientBuilder),
     Stdio(StdioServer),
@@ -145,6 +187,14 @@ struct Inner {
     name: String,
     transport: Transport,
     qualified: bool,
+    /// The line every call to the server waits in, apart from the host's
+    /// slots.
+    line: CallLine,
+    backoff: Backoff,
+    /// Where the layer stands, and the last error it met.
+    status: Mutex<(ServerStatus, Option<String>)>,
+    /// Whether the watch of the standalone stream has been started.
+    watch_started: std::sync::atomic::AtomicBool,
     snapshot: RwLock<Snapshot>,
     links: Links,
     /// Wakes the refresh thread: to refresh now, or to stop.
@@ -197,10 +247,11 @@ impl McpServerLayer {
     /// its own call). A
     /// server that dies fails the calls in flight with a tool error (the
     /// hook gets the detail, with the last line of its stderr), and the
-    /// next call or refresh starts it again — at once if it had served,
-    /// else after a pause that doubles with each failure in a row (1 s,
-    /// 2 s, … 30 s), so a server that cannot start is never restarted in a
-    /// tight loop. Dropping the last handle of the layer ends the server
+    /// layer starts it again within a quarter of a second — at once if it
+    /// had served (its tools stay listed), else after a pause that doubles
+    /// with each failure in a row (1 s, 2 s, … 30 s by default: see
+    /// [`McpServerBuilder::reconnect_backoff`]), so a server that cannot
+    /// start is never restarted in a tight loop. Dropping the last handle of the layer ends the server
     /// as [`StdioClient`](crate::client::StdioClient) does: stdin closed, a
     /// grace period, then the process group ended and reaped.
     ///
@@ -212,7 +263,7 @@ impl McpServerLayer {
     ///     "everything",
     ///     StdioServer::new("npx").args(["-y", "@modelcontextprotocol/server-everything"]),
     /// )
-    /// .connect()?;
+    /// .start()?; // started in the background; its tools join when it answers
     /// let surface = LayeredSurface::builder()
     ///     .layer("app", StaticSurface::new())
     ///     .layer("everything", everything) // everything_echo, everything_add, …
@@ -242,6 +293,26 @@ impl McpServerLayer {
         self.inner.refresh()
     }
 
+    /// Where the layer stands: connecting, ready with its tool count,
+    /// failed (with the reason and the pause before the next attempt), or
+    /// reconnecting. Each change is also an [`Event::ServerStatus`].
+    pub fn status(&self) -> ServerStatus {
+        lock(&self.inner.status).0.clone()
+    }
+
+    /// The last error that kept the layer from its server (a failed
+    /// connect or refresh, the server gone), also once it is ready again;
+    /// `None` when it never failed.
+    pub fn last_error(&self) -> Option<String> {
+        lock(&self.inner.status).1.clone()
+    }
+
+    /// The line the layer's calls wait in: their bound, apart from the
+    /// host's slots, and their deadline.
+    pub fn call_line(&self) -> &CallLine {
+        &self.inner.line
+    }
+
     /// How many of the server's tools the layer exposes now.
     pub fn count(&self) -> usize {
         read(&self.inner.snapshot).tools.len()
@@ -257,122 +328,6 @@ impl McpServerLayer {
     }
 }
 
-impl McpServerBuilder {
-    fn new(name: String, remote: Remote) -> McpServerBuilder {
-        McpServerBuilder {
-            name,
-            remote,
-            qualified: true,
-            refresh: Some(DEFAULT_SERVER_REFRESH),
-        }
-    }
-
-    /// Exposes the server's tools under their own names instead of
-    /// `<server>_<tool>`; a collision with another layer is then settled by
-    /// the [`LayeredSurface`](crate::LayeredSurface)'s order.
-    #[must_use]
-    pub fn unqualified(mut self) -> McpServerBuilder {
-        self.qualified = false;
-        self
-    }
-
-    /// How often to ask the server for its tools ([`DEFAULT_SERVER_REFRESH`]
-    /// unless set); `None` asks only on [`McpServerLayer::refresh`] and
-    /// when the server reports a change.
-    #[must_use]
-    pub fn refresh_every(mut self, interval: Option<Duration>) -> McpServerBuilder {
-        self.refresh = interval;
-        self
-    }
-
-    /// Connects to the server (starts it, for stdio) and lists its tools.
-    ///
-    /// # Errors
-    /// [`ClientError::InvalidConfig`] for a server name that breaks the
-    /// rule a host's own name follows (1 to 32 of `A-Za-z0-9-_`, starting
-    /// with a letter, no `__`, no trailing `_`: the prefix lands inside the
-    /// `mcp__<host>__<server>_<tool>` names agents make, and a `__` in it
-    /// would split them wrong); otherwise whatever kept the server from
-    /// connecting or listing ([`ClientError::Spawn`] for a stdio command
-    /// that cannot start).
-    pub fn connect(self) -> Result<McpServerLayer, ClientError> {
-        crate::acp::validate_server_name(&self.name).map_err(|err| ClientError::InvalidConfig {
-            problem: err.to_string(),
-        })?;
-        // Declared so the server may ask; each question is put to the agent
-        // only if the agent declared the same (see `ask_agent`).
-        let asks = json!({"elicitation": {}, "sampling": {}, "roots": {}});
-        let signal = Arc::new(Signal::default());
-        // Every message is asked for; the agent's own threshold filters
-        // them in `CallContext::log`.
-        let inner = match self.remote {
-            Remote::Http(builder) => {
-                let builder = builder.capabilities(asks).log_level(LogLevel::Debug);
-                let pool = Pool::new(builder.clone(), builder.connect()?);
-                Arc::new(Inner::new(
-                    self.name,
-                    self.qualified,
-                    Transport::Http(pool),
-                    signal,
-                ))
-            }
-            Remote::Stdio(server) => Arc::new_cyclic(|layer: &Weak<Inner>| {
-                let (lines, changes) = (layer.clone(), Arc::clone(&signal));
-                let server = server
-                    .capabilities(asks)
-                    .log_level(LogLevel::Debug)
-                    .on_stderr(move |line| {
-                        if let Some(layer) = lines.upgrade() {
-                            layer.report_event(Event::ServerStderr {
-                                server: layer.name.clone(),
-                                line: line.to_owned(),
-                            });
-                        }
-                    })
-                    .on_log({
-                        let layer = layer.clone();
-                        move |message| {
-                            if let Some(layer) = layer.upgrade() {
-                                layer.report_event(Event::ServerLog {
-                                    server: layer.name.clone(),
-                                    level: message.level,
-                                    logger: message.logger.clone(),
-                                    data: message.data.clone(),
-                                });
-                            }
-                        }
-                    })
-                    .on_tools_changed(move || changes.want_refresh());
-                let transport = Transport::Stdio(Respawning::new(server));
-                Inner::new(self.name, self.qualified, transport, signal)
-            }),
-        };
-        inner.refresh()?;
-        if let Transport::Http(pool) = &inner.transport {
-            if pool.has_session() {
-                let weak = Arc::downgrade(&inner);
-                let (signal, cancel) = (Arc::clone(&inner.signal), inner.watching.clone());
-                thread::Builder::new()
-                    .name(format!("toolhost-watch-{}", inner.name))
-                    .spawn(move || http::watch(&weak, &signal, &cancel))
-                    .map_err(ClientError::Io)?;
-            }
-        }
-        // A stdio server's changes come through the signal, so its thread
-        // runs even with no interval.
-        if self.refresh.is_some() || matches!(inner.transport, Transport::Stdio(_)) {
-            let weak = Arc::downgrade(&inner);
-            let signal = Arc::clone(&inner.signal);
-            let interval = self.refresh;
-            thread::Builder::new()
-                .name(format!("toolhost-refresh-{}", inner.name))
-                .spawn(move || keep_fresh(&weak, &signal, interval))
-                .map_err(ClientError::Io)?;
-        }
-        Ok(McpServerLayer { inner })
-    }
-}
-
 impl Drop for Inner {
     fn drop(&mut self) {
         self.watching.cancel();
@@ -381,11 +336,15 @@ impl Drop for Inner {
 }
 
 impl Inner {
-    fn new(name: String, qualified: bool, transport: Transport, signal: Arc<Signal>) -> Inner {
+    fn new(settings: Settings, transport: Transport, signal: Arc<Signal>) -> Inner {
         Inner {
-            name,
+            name: settings.name,
             transport,
-            qualified,
+            qualified: settings.qualified,
+            line: settings.line,
+            backoff: settings.backoff,
+            status: Mutex::new((ServerStatus::Connecting, None)),
+            watch_started: std::sync::atomic::AtomicBool::new(false),
             snapshot: RwLock::new(Snapshot::default()),
             links: Links::default(),
             signal,
@@ -401,6 +360,81 @@ impl Inner {
             Transport::Http(pool) => Some(pool),
             Transport::Stdio(_) => None,
         }
+    }
+
+    /// Connects (an HTTP server: a first client in the pool, and the watch
+    /// of its standalone stream; a stdio server: its child, through the
+    /// first `tools/list`) and lists the tools, which then join.
+    fn establish(&self, me: &Weak<Inner>) -> Result<(), ClientError> {
+        if let Transport::Http(pool) = &self.transport {
+            pool.fill()?;
+        }
+        self.refresh()?;
+        if let Transport::Http(pool) = &self.transport {
+            let first = !self
+                .watch_started
+                .swap(true, std::sync::atomic::Ordering::SeqCst);
+            if first && pool.has_session() {
+                let weak = me.clone();
+                let (signal, cancel) = (Arc::clone(&self.signal), self.watching.clone());
+                thread::Builder::new()
+                    .name(format!("toolhost-watch-{}", self.name))
+                    .spawn(move || http::watch(&weak, &signal, &cancel))
+                    .map_err(ClientError::Io)?;
+            }
+        }
+        self.set_status(ServerStatus::Ready {
+            tools: read(&self.snapshot).tools.len(),
+        });
+        Ok(())
+    }
+
+    /// The server is gone (`reason`): its tools leave the list, and every
+    /// session serving the layer is told.
+    fn leave(&self, reason: String) {
+        let had = {
+            let mut snapshot = self
+                .snapshot
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            std::mem::take(&mut *snapshot).tools.len()
+        };
+        if let Transport::Http(pool) = &self.transport {
+            pool.clear();
+        }
+        self.set_status(ServerStatus::Failed {
+            reason,
+            retry_in: Duration::ZERO,
+        });
+        if had > 0 {
+            self.links.tools_changed();
+        }
+    }
+
+    /// Why a stdio server's child is gone, when it is.
+    fn child_gone(&self) -> Option<String> {
+        match &self.transport {
+            Transport::Stdio(child) => child.gone(),
+            Transport::Http(_) => None,
+        }
+    }
+
+    /// Records and reports a new state (a repeated one is not reported).
+    fn set_status(&self, status: ServerStatus) {
+        {
+            let mut current = lock(&self.status);
+            if current.0 == status {
+                return;
+            }
+            if let ServerStatus::Failed { reason, .. } = &status {
+                current.1 = Some(reason.clone());
+            }
+            current.0 = status.clone();
+        }
+        self.report_event(Event::ServerStatus {
+            server: self.name.clone(),
+            status,
+        });
     }
 
     /// Refreshes, reporting a failure to the hook (`when` says on what
@@ -468,6 +502,12 @@ impl Inner {
         *lock(&self.skipped) = (skipped, false);
         self.report_skipped();
         self.links.tools_changed();
+        let ready = matches!(lock(&self.status).0, ServerStatus::Ready { .. });
+        if ready {
+            self.set_status(ServerStatus::Ready {
+                tools: read(&self.snapshot).tools.len(),
+            });
+        }
         Ok(true)
     }
 
@@ -486,7 +526,12 @@ impl Inner {
             message: format!(
                 "MCP server {:?}: tools left out because their names cannot be exposed as A-Za-z0-9_- of at most {MAX_NAME} characters (or repeat): {}",
                 self.name,
-                skipped.0.join(", ")
+                skipped
+                    .0
+                    .iter()
+                    .map(|name| format!("{name:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         });
     }
@@ -540,6 +585,11 @@ impl ToolSurface for McpServerLayer {
         }
     }
 
+    fn call_line(&self, name: &str) -> Option<CallLine> {
+        let _ = name;
+        Some(self.inner.line.clone())
+    }
+
     fn on_open(&self, link: SessionLink) {
         // Added first, so that nothing reported meanwhile is logged.
         self.inner.links.add(link.clone());
@@ -557,6 +607,7 @@ impl fmt::Debug for McpServerLayer {
             .field("name", &self.inner.name)
             .field("qualified", &self.inner.qualified)
             .field("tools", &self.count())
+            .field("status", &self.status())
             .field("sessions", &self.inner.links.len())
             .finish()
     }

@@ -1,11 +1,9 @@
-//! What a layer's threads wait on, and the refresh thread that waits.
+//! What a layer's threads wait on: its drop, or a refresh wanted now.
 
-use std::sync::{Condvar, Mutex, Weak};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::sync::lock;
-
-use super::Inner;
 
 /// What the layer's threads wait on: set when the last handle is dropped
 /// (stop), or when the tools should be listed again now (a stdio server's
@@ -43,17 +41,16 @@ impl Signal {
         flags.stopped
     }
 
-    /// Waits until the next refresh is due — `interval` passed, or a
-    /// refresh wanted — `false` when stopped instead.
-    pub(super) fn next_refresh(&self, interval: Option<Duration>) -> bool {
-        let deadline = interval.map(|interval| Instant::now() + interval);
+    /// Waits up to `limit` for a stop or a wanted refresh.
+    pub(super) fn wait(&self, limit: Duration) -> Wake {
+        let deadline = Instant::now().checked_add(limit);
         let mut flags = lock(&self.flags);
         loop {
             if flags.stopped {
-                return false;
+                return Wake::Stopped;
             }
             if std::mem::take(&mut flags.refresh) {
-                return true;
+                return Wake::Wanted;
             }
             flags = match deadline {
                 None => self
@@ -63,7 +60,7 @@ impl Signal {
                 Some(deadline) => {
                     let left = deadline.saturating_duration_since(Instant::now());
                     if left.is_zero() {
-                        return true;
+                        return Wake::Elapsed;
                     }
                     self.woken
                         .wait_timeout(flags, left)
@@ -75,11 +72,12 @@ impl Signal {
     }
 }
 
-/// The refresh thread: lists the server's tools every `interval` (if any)
-/// and whenever a refresh is wanted, until the layer is dropped.
-pub(super) fn keep_fresh(layer: &Weak<Inner>, signal: &Signal, interval: Option<Duration>) {
-    while signal.next_refresh(interval) {
-        let Some(layer) = layer.upgrade() else { return };
-        layer.refresh_reporting("");
-    }
+/// Why [`Signal::wait`] returned.
+pub(super) enum Wake {
+    /// The layer was dropped.
+    Stopped,
+    /// A refresh is wanted now.
+    Wanted,
+    /// The time given passed.
+    Elapsed,
 }

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::{RwLock, RwLockReadGuard};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::client::ToolInfo;
 use crate::model::{Icon, Tool, ToolAnnotations};
@@ -41,7 +41,10 @@ impl Snapshot {
                 Some(prefix) => format!("{prefix}_{}", info.name),
                 None => info.name.clone(),
             };
-            if !valid_name(&exposed)
+            // An empty remote name would be exposed as the bare prefix
+            // (`<server>_`), which names no tool of the server.
+            if info.name.is_empty()
+                || !valid_name(&exposed)
                 || exposed.len() > MAX_NAME
                 || snapshot.remote.contains_key(&exposed)
             {
@@ -76,9 +79,30 @@ fn exposed_tool(exposed: &str, info: &ToolInfo) -> Tool {
         tool = tool.icon(icon);
     }
     if let Some(Value::Object(meta)) = info.definition.get("_meta") {
-        tool = tool.meta(meta.clone());
+        // The protocol's own keys speak for the host the agent talks to;
+        // a server behind it must not stamp them (a serverInfo there would
+        // let it pass for another server), as results already drop them.
+        let meta: Map<String, Value> = meta
+            .iter()
+            .filter(|(key, _)| !reserved_meta_key(key))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        if !meta.is_empty() {
+            tool = tool.meta(meta);
+        }
     }
     tool
+}
+
+/// Whether a `_meta` key is in a namespace MCP reserves: a prefix (before
+/// the `/`) with a `modelcontextprotocol` or `mcp` label, such as
+/// `io.modelcontextprotocol/` or `dev.mcp/`.
+fn reserved_meta_key(key: &str) -> bool {
+    key.split_once('/').is_some_and(|(prefix, _)| {
+        prefix.split('.').any(|label| {
+            label.eq_ignore_ascii_case("modelcontextprotocol") || label.eq_ignore_ascii_case("mcp")
+        })
+    })
 }
 
 /// Letters, digits, `_` and `-`: what every major model API accepts in a
@@ -94,4 +118,29 @@ pub(super) fn read(snapshot: &RwLock<Snapshot>) -> RwLockReadGuard<'_, Snapshot>
     snapshot
         .read()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_protocols_own_meta_namespaces_are_reserved_and_others_are_not() {
+        for key in [
+            "io.modelcontextprotocol/serverInfo",
+            "modelcontextprotocol.io/x",
+            "dev.mcp/y",
+            "api.MCP.com/z",
+        ] {
+            assert!(reserved_meta_key(key), "{key}");
+        }
+        for key in [
+            "progressToken",
+            "com.example/mcp",
+            "example.org/data",
+            "mcpx.dev/a",
+        ] {
+            assert!(!reserved_meta_key(key), "{key}");
+        }
+    }
 }

@@ -7,26 +7,24 @@
 //! starts a new one, at once if the dead child had served anything. A
 //! child that dies (or fails to start) before serving a single request is
 //! a failure in a row, and each one doubles the pause before the next
-//! start: 1 s, 2 s, 4 s, … up to 30 s. Calls in between get the tool error
+//! start: 1 s, 2 s, 4 s, … up to 30 s by default (the layer's
+//! [`reconnect_backoff`](super::McpServerBuilder::reconnect_backoff)). Calls in between get the tool error
 //! at once, naming the pause. So a server that crashes at startup costs
 //! one spawn per pause, never a tight loop, and one that crashed after
 //! working is back at the next call.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use super::supervise::Backoff;
 use crate::client::{ClientError, StdioClient, StdioServer};
 use crate::sync::lock;
-
-/// The pause after the first failure in a row.
-const FIRST_PAUSE: Duration = Duration::from_secs(1);
-/// The longest pause between two starts.
-const MAX_PAUSE: Duration = Duration::from_secs(30);
 
 /// The child of a stdio layer, started again after it dies.
 pub(super) struct Respawning {
     server: StdioServer,
+    backoff: Backoff,
     state: Mutex<State>,
 }
 
@@ -48,9 +46,10 @@ struct Child {
 }
 
 impl Respawning {
-    pub(super) fn new(server: StdioServer) -> Respawning {
+    pub(super) fn new(server: StdioServer, backoff: Backoff) -> Respawning {
         Respawning {
             server,
+            backoff,
             state: Mutex::new(State::default()),
         }
     }
@@ -82,6 +81,14 @@ impl Respawning {
             .map(|child| child.client.id())
     }
 
+    /// Why the child is gone, when one was started and its output ended.
+    pub(super) fn gone(&self) -> Option<String> {
+        lock(&self.state)
+            .child
+            .as_ref()
+            .and_then(|child| child.client.closed())
+    }
+
     fn child(&self) -> Result<(Arc<StdioClient>, Arc<AtomicBool>, bool), ClientError> {
         let mut state = lock(&self.state);
         if let Some(child) = &state.child {
@@ -94,7 +101,7 @@ impl Respawning {
                 state.failures = 0;
                 state.not_before = None;
             } else {
-                state.fail();
+                state.fail(self.backoff);
             }
             // Reaped on a thread of its own: a child that closed its output
             // but runs on gets the whole grace period, which no call should
@@ -132,7 +139,7 @@ impl Respawning {
                 Ok(handles)
             }
             Err(err) => {
-                state.fail();
+                state.fail(self.backoff);
                 Err(err)
             }
         }
@@ -141,17 +148,16 @@ impl Respawning {
 
 impl State {
     /// Counts a failure in a row and sets the pause before the next start.
-    fn fail(&mut self) {
+    fn fail(&mut self, backoff: Backoff) {
         self.failures += 1;
-        let pause = FIRST_PAUSE
-            .saturating_mul(1 << self.failures.saturating_sub(1).min(5))
-            .min(MAX_PAUSE);
-        self.not_before = Some(Instant::now() + pause);
+        self.not_before = Some(Instant::now() + backoff.pause(self.failures));
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     #[test]
@@ -160,7 +166,10 @@ mod tests {
         let mut pauses = Vec::new();
         for _ in 0..8 {
             let before = Instant::now();
-            state.fail();
+            state.fail(Backoff {
+                first: Duration::from_secs(1),
+                max: Duration::from_secs(30),
+            });
             let pause = state.not_before.unwrap() - before;
             pauses.push(pause.as_secs());
         }

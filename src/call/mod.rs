@@ -10,6 +10,7 @@
 pub(crate) mod ask;
 pub(crate) mod context;
 pub(crate) mod fallible;
+pub(crate) mod line;
 pub(crate) mod link;
 pub(crate) mod port;
 pub(crate) mod surface;
@@ -18,6 +19,7 @@ pub(crate) mod typed;
 pub use ask::{AskError, Elicitation, InputRequest};
 pub use context::CallContext;
 pub use fallible::ToolError;
+pub use line::CallLine;
 pub use link::SessionLink;
 pub use surface::{
     surface_fn, Filtered, FnSurface, LayeredBuilder, LayeredSurface, StaticSurface, SurfaceBuilder,

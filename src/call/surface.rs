@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::context::CallContext;
 use super::fallible::ToolError;
+use super::line::CallLine;
 use super::link::{Links, SessionLink};
 use super::typed::{typed_tool, Reply};
 use crate::error::Error;
@@ -114,6 +115,15 @@ pub trait ToolSurface: Send + Sync {
     /// listed, visible, just before.
     fn call(&self, name: &str, args: &Value, ctx: &CallContext) -> ToolOutcome;
 
+    /// The line the calls of tool `name` wait in and are bounded by, when
+    /// they have one of their own ([`CallLine`]): then they never take one
+    /// of the host's call slots, nor wait in its queue. The default is
+    /// `None`: the host's slots. Asked once per call, before it runs.
+    fn call_line(&self, name: &str) -> Option<CallLine> {
+        let _ = name;
+        None
+    }
+
     /// Called once for each session the host opens on this surface, with
     /// that session's [`SessionLink`]. A surface whose tools change on
     /// their own keeps the link and calls [`SessionLink::tools_changed`]
@@ -208,6 +218,9 @@ impl<S: ToolSurface + ?Sized> ToolSurface for Arc<S> {
     fn call(&self, name: &str, args: &Value, ctx: &CallContext) -> ToolOutcome {
         (**self).call(name, args, ctx)
     }
+    fn call_line(&self, name: &str) -> Option<CallLine> {
+        (**self).call_line(name)
+    }
     fn on_open(&self, link: SessionLink) {
         (**self).on_open(link);
     }
@@ -222,6 +235,9 @@ impl<S: ToolSurface + ?Sized> ToolSurface for Box<S> {
     }
     fn call(&self, name: &str, args: &Value, ctx: &CallContext) -> ToolOutcome {
         (**self).call(name, args, ctx)
+    }
+    fn call_line(&self, name: &str) -> Option<CallLine> {
+        (**self).call_line(name)
     }
     fn on_open(&self, link: SessionLink) {
         (**self).on_open(link);
@@ -258,6 +274,9 @@ where
     }
     fn call(&self, name: &str, args: &Value, ctx: &CallContext) -> ToolOutcome {
         self.inner.call(name, args, ctx)
+    }
+    fn call_line(&self, name: &str) -> Option<CallLine> {
+        self.inner.call_line(name)
     }
     fn on_open(&self, link: SessionLink) {
         self.inner.on_open(link);

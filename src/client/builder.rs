@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use super::error::ClientError;
 use super::rpc::Identity;
 use super::{url, Client, Settings};
+use crate::child::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::model::{LogLevel, Revision};
 
 /// The default for [`ClientBuilder::timeout`].
@@ -64,6 +65,7 @@ pub struct ClientBuilder {
     connect_timeout: Duration,
     era: Era,
     identity: Identity,
+    max_message: usize,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -103,6 +105,7 @@ impl ClientBuilder {
             timeout: DEFAULT_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             era: Era::Auto,
+            max_message: DEFAULT_MAX_MESSAGE_BYTES,
             identity: Identity {
                 name: "toolhost-client".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
@@ -144,6 +147,19 @@ impl ClientBuilder {
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> ClientBuilder {
         self.timeout = timeout;
+        self
+    }
+
+    /// The largest message the client reads from the server (default
+    /// [`DEFAULT_MAX_MESSAGE_BYTES`](crate::client::DEFAULT_MAX_MESSAGE_BYTES),
+    /// the same as a stdio server's): a JSON response body, or one event of
+    /// an event stream (a notification, a question, the response). Reading
+    /// stops at the limit — nothing past it is buffered — and the request
+    /// fails with [`ClientError::TooLarge`]; the connection is dropped and
+    /// the next request opens a fresh one.
+    #[must_use]
+    pub fn max_message_bytes(mut self, bytes: usize) -> ClientBuilder {
+        self.max_message = bytes;
         self
     }
 
@@ -267,6 +283,7 @@ impl ClientBuilder {
             timeout: self.timeout,
             connect_timeout: self.connect_timeout,
             identity: self.identity,
+            max_message: self.max_message.max(1),
         })
     }
 }

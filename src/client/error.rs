@@ -98,6 +98,19 @@ pub enum ClientError {
         /// What was wrong with it.
         problem: String,
     },
+    /// The server sent a message larger than the client reads
+    /// ([`ClientBuilder::max_message_bytes`](super::ClientBuilder::max_message_bytes)):
+    /// reading stopped at the limit, nothing past it was kept, and the
+    /// connection was dropped.
+    TooLarge {
+        /// What was too large, e.g. `an SSE event`.
+        what: &'static str,
+        /// Its size when the server declared it (`Content-Length`), else
+        /// `None`: it was cut off at the limit.
+        size: Option<u64>,
+        /// The limit, in bytes.
+        limit: usize,
+    },
     /// The connection failed in the middle of an exchange.
     Io(io::Error),
     /// The server asked the client something during a call (an
@@ -252,6 +265,16 @@ impl fmt::Display for ClientError {
             }
             ClientError::Malformed { problem } => {
                 write!(f, "the server's answer is not valid MCP: {problem}")
+            }
+            ClientError::TooLarge { what, size, limit } => {
+                match size {
+                    Some(size) => write!(f, "{what} of {size} bytes")?,
+                    None => write!(f, "{what} of more than {limit} bytes")?,
+                }
+                write!(
+                    f,
+                    " came from the server, past the limit of {limit} bytes (ClientBuilder::max_message_bytes); it was not read"
+                )
             }
             ClientError::Io(source) => write!(
                 f,

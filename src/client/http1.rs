@@ -253,7 +253,15 @@ impl<'a, R: BufRead> Body<'a, R> {
         // A declared length (up to the limit) is read into one buffer of
         // its size rather than one grown by doubling.
         let declared = match self.state {
-            BodyState::Length(n) => usize::try_from(n).unwrap_or(usize::MAX).min(limit),
+            BodyState::Length(n) if n > u64::try_from(limit).unwrap_or(u64::MAX) => {
+                // Refused before a byte of it is read.
+                return Err(ClientError::TooLarge {
+                    what: "a response body",
+                    size: Some(n),
+                    limit,
+                });
+            }
+            BodyState::Length(n) => usize::try_from(n).unwrap_or(usize::MAX),
             _ => 0,
         };
         let mut out = Vec::with_capacity(declared);
@@ -263,9 +271,11 @@ impl<'a, R: BufRead> Body<'a, R> {
             .read_to_end(&mut out)
             .map_err(unwrap_io)?;
         if out.len() > limit {
-            return Err(ClientError::malformed(format!(
-                "the response body is larger than {limit} bytes"
-            )));
+            return Err(ClientError::TooLarge {
+                what: "a response body",
+                size: None,
+                limit,
+            });
         }
         Ok(out)
     }
@@ -552,11 +562,23 @@ mod tests {
             .to_string()
             .contains("more than"));
 
+        // A declared length past the limit is refused before any of it is
+        // read; an undeclared one is cut off one byte past the limit.
         let mut reader: &[u8] = b"0123456789";
         let err = Body::new(&mut reader, Framing::Length(10))
             .read_all(4)
             .unwrap_err();
-        assert!(err.to_string().contains("larger than 4 bytes"));
+        assert!(err.to_string().contains("of 10 bytes"), "{err}");
+        assert_eq!(reader.len(), 10, "nothing of the body was read");
+        let mut reader: &[u8] = b"0123456789";
+        let err = Body::new(&mut reader, Framing::UntilClose)
+            .read_all(4)
+            .unwrap_err();
+        assert!(err.to_string().contains("more than 4 bytes"), "{err}");
+        assert_eq!(reader.len(), 5, "reading stopped one byte past the limit");
+        let mut reader: &[u8] = b"0123";
+        let body = Body::new(&mut reader, Framing::Length(4)).read_all(4);
+        assert_eq!(body.unwrap(), b"0123");
     }
 
     #[test]

@@ -150,6 +150,8 @@ pub(crate) struct Settings {
     timeout: Duration,
     connect_timeout: Duration,
     identity: Identity,
+    /// The largest message read from the server.
+    max_message: usize,
 }
 
 /// The fixed headers carry credentials: only their names are shown (and

@@ -65,6 +65,11 @@ impl SseParser {
         }
     }
 
+    /// The largest line or event it accepts.
+    pub(crate) fn limit(&self) -> usize {
+        self.limit
+    }
+
     /// The id of the last complete event, kept across
     /// [`restart`](SseParser::restart)s: the `Last-Event-ID` of a resume.
     pub(crate) fn last_event_id(&self) -> Option<&str> {

@@ -33,7 +33,9 @@ pub(crate) use plan::{finish, CallKey, CallPlan, Plan, Step, StepResult, Work};
 pub use server::CacheScope;
 pub(crate) use server::{CacheHint, Server};
 pub(crate) use streams::{StreamKind, StreamOpen};
-pub(crate) use tools::{call_reply, checked_outcome, input_required, not_run_reply, timeout_reply};
+pub(crate) use tools::{
+    call_reply, checked_outcome, input_required, not_run_reply, timeout_reply, tool_error_reply,
+};
 
 use crate::call::ToolSurface;
 use crate::model::http::{Headers, HttpResponse};

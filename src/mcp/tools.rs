@@ -351,6 +351,17 @@ pub(crate) fn timeout_reply(
     finish_result(server, revision, request_id, tool_error(&text))
 }
 
+/// A tool error with `text`, as the response to a call: what the runtime
+/// answers for a call its own bound refused or ended.
+pub(crate) fn tool_error_reply(
+    server: &Server,
+    revision: Revision,
+    request_id: &Value,
+    text: &str,
+) -> Value {
+    finish_result(server, revision, request_id, tool_error(text))
+}
+
 /// The response to a call that was cancelled before its handler ran (it
 /// waited for a slot): a tool error that says why.
 pub(crate) fn not_run_reply(

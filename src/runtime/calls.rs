@@ -23,6 +23,7 @@ use super::timer::{JobId, Timer};
 use super::{Job, Outlet, Runtime};
 use crate::call::ask::{self, Asking};
 use crate::call::context::{CallContext, Talk};
+use crate::call::line::CallLine;
 use crate::call::panic_message;
 use crate::call::port::{Answer, CallLink, Cancellation, Gone};
 use crate::event::{emit, heard, Event};
@@ -118,6 +119,8 @@ pub(super) struct Admitted {
     admitted_at: Instant,
     /// Whether it waited in line for its slot.
     pub(super) waited: bool,
+    /// The line of its own it runs in, instead of the host's slots.
+    pub(super) line: Option<CallLine>,
     _watch: Option<Watch>,
 }
 
@@ -179,6 +182,31 @@ pub(super) fn not_run(runtime: &Runtime, job: &Job, plan: &CallPlan) -> StepResu
         )
         .into(),
     )
+}
+
+/// A call's deadline: the host's [`call_timeout`](crate::HostConfig::call_timeout)
+/// or its line's, whichever is shorter, and the line when it is the line's
+/// (whose tool error then names the line and its setting).
+struct Deadline {
+    limit: Duration,
+    line: Option<CallLine>,
+}
+
+impl Deadline {
+    fn of(host: Option<Duration>, line: Option<&CallLine>) -> Option<Deadline> {
+        let own = line.and_then(|line| Some((line.call_timeout()?, line)));
+        match (host, own) {
+            (Some(host), Some((own, _))) if host <= own => Some(Deadline {
+                limit: host,
+                line: None,
+            }),
+            (_, Some((own, line))) => Some(Deadline {
+                limit: own,
+                line: Some(line.clone()),
+            }),
+            (host, None) => host.map(|limit| Deadline { limit, line: None }),
+        }
+    }
 }
 
 /// The timer jobs that run beside a call (its deadline, its long-call
@@ -258,6 +286,8 @@ impl Runtime {
         if ticket.schedule {
             self.keep_alive_round(Arc::downgrade(entry), beat_at);
         }
+        let line = entry.surface.call_line(tool.name());
+        let deadline = Deadline::of(self.call_timeout, line.as_ref());
         let caller = &job.work.caller;
         let questions = Questions::default();
         let link = Link {
@@ -273,12 +303,15 @@ impl Runtime {
             client: caller.client.clone(),
             cancel: Arc::clone(&ticket.cancel),
             talk: Some(Talk::new(Arc::new(link), progress_token, caller.log_level)),
-            deadline: self.call_timeout.map(|limit| admitted_at + limit),
+            deadline: deadline
+                .as_ref()
+                .map(|deadline| admitted_at + deadline.limit),
             capabilities: caller.capabilities.clone(),
             asking: Some(asking),
         };
         let watch = self.watch(
             &tool,
+            deadline,
             &ctx,
             (&job.outlet, entry, &questions),
             &ticket.cancel,
@@ -291,6 +324,7 @@ impl Runtime {
             ctx,
             admitted_at,
             waited: false,
+            line,
             _watch: watch,
         }))
     }
@@ -304,6 +338,7 @@ impl Runtime {
             ctx,
             admitted_at,
             waited,
+            line: _,
             _watch,
         } = *call;
         let entry = &job.entry;
@@ -367,19 +402,28 @@ impl Runtime {
     fn watch(
         &self,
         tool: &Tool,
+        deadline: Option<Deadline>,
         ctx: &CallContext,
         (outlet, entry, questions): (&Arc<dyn Outlet>, &Arc<SessionEntry>, &Questions),
         cancel: &Arc<Cancellation>,
         admitted_at: Instant,
     ) -> Option<Watch> {
         let mut jobs = Vec::new();
-        if let Some(limit) = self.call_timeout {
-            let message = mcp::timeout_reply(
-                &self.server,
-                ctx.revision,
-                &ctx.request_id,
-                limit.as_millis(),
-            );
+        if let Some(Deadline { limit, line }) = deadline {
+            let message = match line {
+                Some(line) => mcp::tool_error_reply(
+                    &self.server,
+                    ctx.revision,
+                    &ctx.request_id,
+                    &line.timeout_message(limit),
+                ),
+                None => mcp::timeout_reply(
+                    &self.server,
+                    ctx.revision,
+                    &ctx.request_id,
+                    limit.as_millis(),
+                ),
+            };
             let outlet = Arc::downgrade(outlet);
             let entry = Arc::clone(entry);
             let questions = Arc::clone(questions);
@@ -467,5 +511,24 @@ fn round(timer: &Arc<Timer>, session: Weak<SessionEntry>, every: Duration) {
         if let Err(Gone(reason)) = outlet.keep_alive() {
             cancel.cancel(reason, true);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shorter_deadline_wins_and_a_lines_names_the_line() {
+        let secs = Duration::from_secs;
+        let line = CallLine::new("the backend", 1, 1).timeout(secs(5));
+        let plain = CallLine::new("the other", 1, 1);
+        let of = |host, line| Deadline::of(host, line).map(|d| (d.limit, d.line.is_some()));
+        assert_eq!(of(None, None), None);
+        assert_eq!(of(None, Some(&plain)), None);
+        assert_eq!(of(Some(secs(9)), Some(&plain)), Some((secs(9), false)));
+        assert_eq!(of(Some(secs(9)), Some(&line)), Some((secs(5), true)));
+        assert_eq!(of(Some(secs(3)), Some(&line)), Some((secs(3), false)));
+        assert_eq!(of(None, Some(&line)), Some((secs(5), true)));
     }
 }

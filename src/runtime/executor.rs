@@ -13,22 +13,37 @@
 //! lock). A waiting call that is cancelled — by the client, its deadline,
 //! its session's drop or the host's shutdown — leaves the queue at once,
 //! answered without its handler ever running.
+//!
+//! A call whose tool has a [`CallLine`] of its own (a bridged server's
+//! tools) takes a slot of that line instead, and waits in that line's
+//! queue: it never holds one of the host's slots, so calls piled on a
+//! server that stopped answering cannot keep the application's own tools,
+//! or another server's, from running (see `call/line.rs` for why). A line
+//! no call uses is forgotten, so a host keeps no state for a layer gone.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 
 use super::calls::Admitted;
 use super::{Job, Lane, Runtime};
+use crate::call::line::CallLine;
 use crate::call::port::Cancellation;
 use crate::event::Event;
-use crate::mcp::{Step, StepResult};
+use crate::mcp::{self, Step, StepResult};
 use crate::sync::lock;
 
 /// Slots and the waiting line.
 pub(super) struct Executor {
-    state: Mutex<Line>,
+    state: Mutex<Lines>,
     max_running: usize,
     max_waiting: usize,
+}
+
+/// The host's line, and the lines of their own that calls use now, by id.
+#[derive(Default)]
+struct Lines {
+    host: Line,
+    own: HashMap<u64, Line>,
 }
 
 #[derive(Default)]
@@ -73,12 +88,20 @@ impl Executor {
     }
 
     fn enter(&self, job: Box<Job>, call: Box<Admitted>) -> Entered {
-        let mut line = lock(&self.state);
-        if line.running < self.max_running {
+        let mut lines = lock(&self.state);
+        let (line, max_running, max_waiting) = match &call.line {
+            Some(own) => (
+                lines.own.entry(own.id()).or_default(),
+                own.max_running(),
+                own.max_waiting(),
+            ),
+            None => (&mut lines.host, self.max_running, self.max_waiting),
+        };
+        if line.running < max_running {
             line.running += 1;
             return Entered::Run(job, call);
         }
-        if line.waiting.len() >= self.max_waiting {
+        if line.waiting.len() >= max_waiting {
             let running = line.running;
             return Entered::Full(job, call, running);
         }
@@ -86,11 +109,19 @@ impl Executor {
         Entered::Queued(line.waiting.len())
     }
 
-    /// A handler returned: its slot goes to the first waiting call that is
-    /// still wanted, or is freed. Returns that call, and the cancelled ones
-    /// met on the way (to be answered outside the lock).
-    fn leave(&self) -> (Option<Waiting>, Vec<Waiting>) {
-        let mut line = lock(&self.state);
+    /// A handler of `own`'s line (the host's, for `None`) returned: its
+    /// slot goes to the first waiting call that is still wanted, or is
+    /// freed. Returns that call, and the cancelled ones met on the way (to
+    /// be answered outside the lock).
+    fn leave(&self, own: Option<&CallLine>) -> (Option<Waiting>, Vec<Waiting>) {
+        let mut lines = lock(&self.state);
+        let line = match own {
+            Some(own) => match lines.own.get_mut(&own.id()) {
+                Some(line) => line,
+                None => return (None, Vec::new()),
+            },
+            None => &mut lines.host,
+        };
         let mut dropped = Vec::new();
         while let Some(next) = line.waiting.pop_front() {
             if next.call.is_cancelled() {
@@ -100,22 +131,34 @@ impl Executor {
             }
         }
         line.running -= 1;
+        if let Some(own) = own.filter(|_| line.running == 0) {
+            lines.own.remove(&own.id());
+        }
         (None, dropped)
     }
 
-    /// Takes the cancelled calls out of the line.
+    /// Takes the cancelled calls out of every line.
     fn sweep(&self) -> Vec<Waiting> {
-        let mut line = lock(&self.state);
+        let mut lines = lock(&self.state);
+        let Lines { host, own } = &mut *lines;
         let mut cancelled = Vec::new();
-        let mut kept = VecDeque::with_capacity(line.waiting.len());
-        for waiting in line.waiting.drain(..) {
-            if waiting.call.is_cancelled() {
-                cancelled.push(waiting);
-            } else {
-                kept.push_back(waiting);
+        for line in std::iter::once(host).chain(own.values_mut()) {
+            if line
+                .waiting
+                .iter()
+                .any(|waiting| waiting.call.is_cancelled())
+            {
+                let mut kept = VecDeque::with_capacity(line.waiting.len());
+                for waiting in line.waiting.drain(..) {
+                    if waiting.call.is_cancelled() {
+                        cancelled.push(waiting);
+                    } else {
+                        kept.push_back(waiting);
+                    }
+                }
+                line.waiting = kept;
             }
         }
-        line.waiting = kept;
         cancelled
     }
 }
@@ -134,10 +177,11 @@ impl Runtime {
                     }
                 }
                 Ready::Run(mut job, call) => {
+                    let own = call.line.clone();
                     lane.lend();
                     let result = self.run(&job, call);
                     lane.reclaim();
-                    let (next, dropped) = self.executor.leave();
+                    let (next, dropped) = self.executor.leave(own.as_ref());
                     for waiting in dropped {
                         self.drop_waiting(waiting);
                     }
@@ -179,11 +223,26 @@ impl Runtime {
                             Entered::Full(back, call, running) => {
                                 job = back;
                                 let id = call.request_id().clone();
+                                let own = call.line.clone();
                                 call.refused(self);
-                                StepResult::QueueFull {
-                                    id,
-                                    running,
-                                    waiting: self.executor.max_waiting,
+                                match own {
+                                    // A full line of its own is that
+                                    // line's trouble, not the host's: the
+                                    // call gets a tool error naming it.
+                                    Some(own) => StepResult::Reply(
+                                        mcp::tool_error_reply(
+                                            &self.server,
+                                            job.work.caller.revision,
+                                            &id,
+                                            &own.full_message(running),
+                                        )
+                                        .into(),
+                                    ),
+                                    None => StepResult::QueueFull {
+                                        id,
+                                        running,
+                                        waiting: self.executor.max_waiting,
+                                    },
                                 }
                             }
                         }

@@ -94,10 +94,22 @@ for run in "${runs[@]}"; do
     # paths here have none.
     wire="$TH_OUT/gateway-$client-$mode.everything-wire.jsonl"
     : >"$wire"
-    TH_EVERYTHING_WIRE="$wire" TH_LOG_NAME="gateway-$client-$mode" th_start_example gateway \
+    # The Python server's credential goes through the environment, never
+    # the command line (which every user can read).
+    TH_PY_AUTH_VALUE="$PY_AUTH" TH_EVERYTHING_WIRE="$wire" TH_LOG_NAME="gateway-$client-$mode" th_start_example gateway \
         --stdio "everything=$TH_NODE --require $here/wire_tap.cjs $everything stdio" \
-        --http "py=$PY_URL" --auth "py=$PY_AUTH" ||
+        --http "py=$PY_URL" --auth-env "py=TH_PY_AUTH_VALUE" ||
         { echo "the gateway did not start (log: $TH_OUT/gateway-$client-$mode.stderr)" >&2; exit 2; }
+    # The servers connect in the background: the checks start once both
+    # have joined (their `is ready` lines on the gateway's stderr).
+    for server in everything py; do
+        for _ in $(seq 1 300); do
+            grep -q "MCP server \"$server\" is ready" "$TH_STDERR_FILE" && break
+            sleep 0.1
+        done
+        grep -q "MCP server \"$server\" is ready" "$TH_STDERR_FILE" ||
+            { echo "$server did not join the gateway within 30 s (log: $TH_STDERR_FILE)" >&2; exit 2; }
+    done
     # server-everything is the gateway's only child process.
     everything_pid="$(ps -o pid= --ppid "$TH_PID" | tr -d ' ')"
 

@@ -16,6 +16,13 @@
 //! No call is refused for want of a slot (503): the line holds 256, more
 //! than the soak ever sends at once.
 //!
+//! Beside them all, a gateway of its own (a second host: the application's
+//! `echo` above a bridged upstream behind a switchable relay) goes through
+//! outage after outage: the upstream stops answering, 24 calls pile on it,
+//! the application's `echo` is called meanwhile, the upstream recovers and
+//! the pile drains. Every echo must be answered during the outage, every
+//! piled call must end with the upstream's answer once it recovers.
+//!
 //! At the end it checks, and prints:
 //! - `open_sessions() == 0` once every guard is dropped;
 //! - the thread count (`/proc/self/task`) is back to what it was before the
@@ -107,6 +114,84 @@ struct Ledger {
     bad_requests: Mutex<Vec<(u16, String)>>,
     // Sessions.
     sessions_opened: AtomicU64,
+    // The gateway: outages, calls piled and drained, echoes answered
+    // during an outage.
+    outages: AtomicU64,
+    piled: AtomicU64,
+    drained: AtomicU64,
+    echoes_in_outage: AtomicU64,
+}
+
+/// The gateway's outages, until `stop` (see the module's docs).
+fn run_gateway(stop: &AtomicBool, ledger: &Ledger) -> Result<()> {
+    use toolhost::client::{Client, Era};
+    use toolhost::{LayeredSurface, McpServerLayer, ServerStatus};
+    let remote_host = ToolHost::bind(HostConfig::default().max_concurrent_calls(64))?;
+    let remote = remote_host
+        .open_session(StaticSurface::new().tool(Tool::new("wait", "Answers."), |_, _| "done")?);
+    let upstream = remote_host.local_addr();
+    let switch = toolhost_tests::Switch::to(upstream);
+    let layer = McpServerLayer::builder(
+        "up",
+        Client::builder(&switch.url_for(&remote.url()))
+            .header("Authorization", &remote.authorization())
+            .era(Era::Stateful),
+    )
+    .start()?;
+    let host = ToolHost::bind(HostConfig::default())?;
+    let app = StaticSurface::new().tool(Tool::new("echo", "Echoes."), |args, _| {
+        ToolOutcome::text(args["text"].as_str().unwrap_or(""))
+    })?;
+    let session = host.open_session(
+        LayeredSurface::builder()
+            .layer("app", app)
+            .layer("up", layer.clone())
+            .build(),
+    );
+    let began = Instant::now();
+    while !matches!(layer.status(), ServerStatus::Ready { .. }) {
+        if began.elapsed() > Duration::from_secs(20) {
+            return Err(format!("the gateway's upstream never joined: {}", layer.status()).into());
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+    let mut own = session.client()?;
+    while !stop.load(Ordering::SeqCst) {
+        switch.stall();
+        add(&ledger.outages);
+        let piled: Vec<_> = (0..24)
+            .map(|_| {
+                let mut client = session.client()?;
+                add(&ledger.piled);
+                Ok(thread::spawn(move || {
+                    client.call_tool("up_wait", json!({}))
+                }))
+            })
+            .collect::<Result<_>>()?;
+        for n in 0..20 {
+            let text = format!("outage {n}");
+            let echoed = own.call_tool("echo", json!({ "text": text }))?;
+            if echoed.text() != text {
+                return Err(format!("echo during an outage answered {:?}", echoed.text()).into());
+            }
+            add(&ledger.echoes_in_outage);
+            thread::sleep(Duration::from_millis(10));
+        }
+        switch.up();
+        for call in piled {
+            let result = call.join().map_err(|_| "a piled call panicked")??;
+            if result.is_error || result.text() != "done" {
+                return Err(format!("a piled call ended with {:?}", result.text()).into());
+            }
+            add(&ledger.drained);
+        }
+    }
+    drop(own);
+    drop(session);
+    host.shutdown();
+    drop(layer);
+    drop(switch);
+    Ok(())
 }
 
 fn add(counter: &AtomicU64) {
@@ -773,6 +858,7 @@ fn main() -> Result<()> {
             })
             .collect();
         clients.push(scope.spawn(|| run_bursts(addr, &slots, &stop, &ledger)));
+        clients.push(scope.spawn(|| run_gateway(&stop, &ledger)));
         while started.elapsed() < Duration::from_secs(seconds) {
             thread::sleep(Duration::from_millis(250));
             peak_threads = peak_threads.max(thread_count());
@@ -892,6 +978,13 @@ fn main() -> Result<()> {
             get(&l.long_micros[era]) as f64 / 1000.0 / runs.max(1) as f64
         );
     }
+    println!(
+        "gateway: {} outages of its upstream, {} calls piled on it and {} drained, {} own-tool echoes answered during outages",
+        get(&l.outages),
+        get(&l.piled),
+        get(&l.drained),
+        get(&l.echoes_in_outage)
+    );
     println!("call slots free after the soak: {free_slots} of {CALL_SLOTS}");
     println!("open sessions: {open_before_drop} before the last drops, {open_after_drop} after");
     println!("threads: {threads_before} before bind, peak {peak_threads}, {threads_after} after shutdown");
@@ -964,6 +1057,15 @@ fn main() -> Result<()> {
         format!("{threads_after} threads after, {threads_before} before"),
     );
     check(sent > 0 && ran > 0, "nothing ran".into());
+    check(
+        get(&l.outages) > 0 && get(&l.piled) == get(&l.drained),
+        format!(
+            "gateway: {} outages, {} calls piled, {} drained",
+            get(&l.outages),
+            get(&l.piled),
+            get(&l.drained)
+        ),
+    );
     if broken.is_empty() {
         println!("soak: every call accounted for, no session and no thread left");
         Ok(())

@@ -41,7 +41,8 @@ use beside::Beside;
 pub(crate) use link::{drain_for_status, Connection, Link};
 pub(crate) use stream::{deliver, listen, Inbox, Outgoing};
 
-/// The largest response body (or SSE event) the client reads.
+/// The largest body read from the answer to a notification or a `DELETE`,
+/// which carries no message the caller asked for.
 const MAX_RESPONSE_BYTES: usize = 64 << 20;
 
 /// A request's answer: its result, and the `Mcp-Session-Id` header it came with.

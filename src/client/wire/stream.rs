@@ -17,7 +17,7 @@ use crate::client::sse::SseParser;
 use crate::client::Settings;
 
 use super::link::refusal;
-use super::{Link, Reader, MAX_RESPONSE_BYTES};
+use super::{Link, Reader};
 
 /// How long the rest of an event stream may take to end once the response
 /// arrived, before the connection is given up instead of reused.
@@ -76,7 +76,7 @@ pub(crate) fn deliver<I: Inbox>(
     } = *outgoing;
     // One parser for every connection of the request: it holds the last
     // event id and the server's `retry`.
-    let mut events = SseParser::new(MAX_RESPONSE_BYTES);
+    let mut events = SseParser::new(settings.max_message);
     let mut session_id = None;
     let mut outcome = link.exchange(
         settings,
@@ -129,7 +129,7 @@ pub(crate) fn listen<I: Inbox>(
     cancel: Option<&CancelHandle>,
     inbox: &mut I,
 ) -> Result<Option<I::Answer>, ClientError> {
-    let mut events = SseParser::new(MAX_RESPONSE_BYTES);
+    let mut events = SseParser::new(settings.max_message);
     link.exchange(
         settings,
         "GET",
@@ -144,7 +144,7 @@ pub(crate) fn listen<I: Inbox>(
                     Reply::Cut => None,
                 });
             }
-            let bytes = body.read_all(MAX_RESPONSE_BYTES)?;
+            let bytes = body.read_all(settings.max_message)?;
             Err(refusal(head, &bytes))
         },
     )
@@ -169,7 +169,7 @@ fn read_reply<I: Inbox>(
     if head.status == 200 && head.media_type() == "text/event-stream" {
         return read_stream(body, wait, events, inbox);
     }
-    let bytes = body.read_all(MAX_RESPONSE_BYTES)?;
+    let bytes = body.read_all(events.limit())?;
     if !(200..300).contains(&head.status) {
         return Err(refusal(head, &bytes));
     }
@@ -211,7 +211,7 @@ fn read_resumed<I: Inbox>(
         events.restart();
         return read_stream(body, wait, events, inbox);
     }
-    let bytes = body.read_all(MAX_RESPONSE_BYTES)?;
+    let bytes = body.read_all(events.limit())?;
     let refused = if (200..300).contains(&head.status) {
         ClientError::malformed(format!(
             "the resume GET was answered with HTTP {} and {:?} instead of an event stream",
@@ -241,9 +241,13 @@ fn read_stream<I: Inbox>(
         if n == 0 {
             return Ok(Reply::Cut);
         }
-        events.push(&buf[..n], &mut arrived).map_err(|too| {
-            ClientError::malformed(format!("an SSE event is larger than {} bytes", too.limit))
-        })?;
+        events
+            .push(&buf[..n], &mut arrived)
+            .map_err(|too| ClientError::TooLarge {
+                what: "an SSE event",
+                size: None,
+                limit: too.limit,
+            })?;
         for event in arrived.drain(..) {
             // Priming events (an id and empty data) carry no message.
             if event.event != "message" || event.data.trim().is_empty() {

@@ -1,0 +1,725 @@
+//! A gate that holds: servers behind the gateway that misbehave — hung,
+//! silent or slow at `initialize`, gone and back, huge answers, names no
+//! model accepts — over HTTP (a toolhost host behind a switchable relay,
+//! [`Switch`]) and over stdio (the `stdio_server` program's misbehaving
+//! modes), and what the application's own tools and the other servers see
+//! meanwhile.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use toolhost::client::{Client, ClientBuilder, Era, StdioServer, ToolResult};
+use toolhost::{
+    Event, HostConfig, LayeredSurface, McpServerBuilder, McpServerLayer, ServerStatus,
+    StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession,
+};
+use toolhost_tests::bridged::app;
+use toolhost_tests::{get_stream, wait_for, EventLog, McpClient, Switch};
+
+/// A remote host serving `surface`, with room for many calls at once (the
+/// remote is never the bound under test).
+fn remote(surface: StaticSurface) -> (ToolHost, ToolSession) {
+    let host = ToolHost::bind(
+        HostConfig::default()
+            .max_concurrent_calls(64)
+            .keep_alive(Duration::from_secs(60)),
+    )
+    .unwrap();
+    let session = host.open_session(surface);
+    (host, session)
+}
+
+/// The client of `session`, reached at `url` (a relay's, or its own).
+fn client_at(url: &str, session: &ToolSession) -> ClientBuilder {
+    Client::builder(url)
+        .header("Authorization", &session.authorization())
+        .era(Era::Stateful)
+}
+
+/// A remote whose only tool, `ping`, answers `pong`.
+fn pinging() -> (ToolHost, ToolSession) {
+    remote(
+        StaticSurface::new()
+            .tool(Tool::new("ping", "Pings."), |_, _| {
+                ToolOutcome::text("pong")
+            })
+            .unwrap(),
+    )
+}
+
+/// The gateway: a host with few call slots of its own (4, and 4 waiting),
+/// so that calls that held them would show at once, serving the
+/// application's `echo` above `layers`.
+fn gateway(log: &EventLog, layers: Vec<(&str, McpServerLayer)>) -> (ToolHost, ToolSession) {
+    let host = ToolHost::bind(
+        log.hook(
+            HostConfig::default()
+                .max_concurrent_calls(4)
+                .max_queued_calls(4)
+                .keep_alive(Duration::from_secs(60)),
+        ),
+    )
+    .unwrap();
+    let mut surface = LayeredSurface::builder().layer("app", app());
+    for (name, layer) in layers {
+        surface = surface.layer(name, layer);
+    }
+    let session = host.open_session(surface.build());
+    (host, session)
+}
+
+fn ready(layer: &McpServerLayer) -> bool {
+    matches!(layer.status(), ServerStatus::Ready { .. })
+}
+
+fn names(client: &mut Client) -> Vec<String> {
+    client
+        .list_tools()
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect()
+}
+
+/// Calls `tool` on a client of its own, on a thread of its own; the result
+/// comes on the receiver.
+fn call_aside(session: &ToolSession, tool: &str) -> mpsc::Receiver<ToolResult> {
+    let (tx, rx) = mpsc::channel();
+    let mut client = session.client().unwrap();
+    let tool = tool.to_owned();
+    thread::spawn(move || {
+        let _ = tx.send(client.call_tool(&tool, json!({})).unwrap());
+    });
+    rx
+}
+
+fn queued(log: &EventLog, tool: &str) -> usize {
+    log.pick(|event| match event {
+        Event::CallQueued { tool: queued, .. } if queued == tool => Some(()),
+        _ => None,
+    })
+    .len()
+}
+
+fn statuses(log: &EventLog, server: &str) -> Vec<ServerStatus> {
+    log.pick(|event| match event {
+        Event::ServerStatus {
+            server: named,
+            status,
+        } if named == server => Some(status.clone()),
+        _ => None,
+    })
+}
+
+#[test]
+fn calls_piled_on_a_hung_http_server_leave_the_apps_tools_and_other_servers_serving_and_drain_when_it_recovers(
+) {
+    let served = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&served);
+    let (_slow_host, slow) = remote(
+        StaticSurface::new()
+            .tool(Tool::new("wait", "Answers."), move |_, _| {
+                counted.fetch_add(1, Ordering::SeqCst);
+                ToolOutcome::text("done")
+            })
+            .unwrap(),
+    );
+    let switch = Switch::to(slow_addr(&slow));
+    let (_other_host, other) = pinging();
+    let slow_layer =
+        McpServerLayer::builder("slow", client_at(&switch.url_for(&slow.url()), &slow))
+            .max_concurrent_calls(2)
+            .start()
+            .unwrap();
+    let other_layer = McpServerLayer::builder("other", client_at(&other.url(), &other))
+        .start()
+        .unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(
+        &log,
+        vec![("slow", slow_layer.clone()), ("other", other_layer.clone())],
+    );
+    wait_for("both servers ready", || {
+        ready(&slow_layer) && ready(&other_layer)
+    });
+
+    // The server stops answering, and 24 calls pile on it: six times the
+    // host's own 4 slots, more than its slots and queue together.
+    switch.stall();
+    let piled: Vec<_> = (0..24).map(|_| call_aside(&session, "slow_wait")).collect();
+    wait_for("22 calls waiting in the server's own line", || {
+        queued(&log, "slow_wait") == 22
+    });
+
+    // Meanwhile the application's tool and the other server answer, while
+    // not one piled call has; the list is answered from what the layers
+    // hold, without asking the hung server.
+    let mut client = session.client().unwrap();
+    assert_eq!(names(&mut client), ["echo", "slow_wait", "other_ping"]);
+    let echoed = client
+        .call_tool("echo", json!({"text": "still here"}))
+        .unwrap();
+    assert_eq!(echoed.text(), "still here");
+    let pinged = client.call_tool("other_ping", json!({})).unwrap();
+    assert_eq!((pinged.text(), pinged.is_error), ("pong".to_owned(), false));
+    assert!(
+        piled.iter().all(|rx| rx.try_recv().is_err()),
+        "a piled call was answered while the server hung"
+    );
+    assert_eq!(
+        served.load(Ordering::SeqCst),
+        0,
+        "the stalled server ran a call"
+    );
+    assert_eq!(
+        queued(&log, "echo") + queued(&log, "other_ping"),
+        0,
+        "the app's tools waited in line"
+    );
+
+    // It recovers: every piled call is answered, none lost.
+    switch.up();
+    for rx in piled {
+        let result = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("a piled call drained");
+        assert_eq!((result.text(), result.is_error), ("done".to_owned(), false));
+    }
+    assert_eq!(served.load(Ordering::SeqCst), 24);
+}
+
+/// The address `session`'s URL names.
+fn slow_addr(session: &ToolSession) -> std::net::SocketAddr {
+    let url = session.url();
+    let rest = url.trim_start_matches("http://");
+    rest[..rest.find('/').unwrap()].parse().unwrap()
+}
+
+#[test]
+fn a_call_to_a_hung_server_ends_at_its_deadline_naming_the_server_and_setting_and_the_server_is_told_to_stop(
+) {
+    let cancelled = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&cancelled);
+    let (_remote_host, slow) = remote(
+        StaticSurface::new()
+            .tool(Tool::new("hang", "Never answers."), move |_, ctx| {
+                while !ctx.is_cancelled() {
+                    thread::sleep(Duration::from_millis(5));
+                }
+                seen.fetch_add(1, Ordering::SeqCst);
+                ToolOutcome::text("too late")
+            })
+            .unwrap()
+            .tool(Tool::new("ping", "Pings."), |_, _| {
+                ToolOutcome::text("pong")
+            })
+            .unwrap(),
+    );
+    let layer = McpServerLayer::builder("slow", client_at(&slow.url(), &slow))
+        .max_concurrent_calls(1)
+        .call_timeout(Duration::from_secs(1))
+        .connect()
+        .unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![("slow", layer)]);
+
+    // One call runs, the other waits in the server's line: both end at
+    // their deadline, with the server and the setting named.
+    let running = call_aside(&session, "slow_hang");
+    let waiting = call_aside(&session, "slow_hang");
+    for rx in [running, waiting] {
+        let result = rx.recv_timeout(Duration::from_secs(20)).unwrap();
+        assert!(result.is_error, "{}", result.text());
+        assert!(
+            result.text().contains("\"slow\"")
+                && result.text().contains("McpServerBuilder::call_timeout"),
+            "{}",
+            result.text()
+        );
+    }
+    // The server was told to stop the one it ran.
+    wait_for("the remote handler cancelled", || {
+        cancelled.load(Ordering::SeqCst) == 1
+    });
+    // And the line is free again: a quick call answers normally.
+    let mut client = session.client().unwrap();
+    let pinged = client.call_tool("slow_ping", json!({})).unwrap();
+    assert_eq!((pinged.text(), pinged.is_error), ("pong".to_owned(), false));
+}
+
+#[test]
+fn a_full_server_line_refuses_at_once_naming_the_server_and_the_setting() {
+    let (_remote_host, slow) = pinging();
+    let switch = Switch::to(slow_addr(&slow));
+    let layer = McpServerLayer::builder("slow", client_at(&switch.url_for(&slow.url()), &slow))
+        .max_concurrent_calls(1)
+        .max_queued_calls(1)
+        .connect()
+        .unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![("slow", layer)]);
+    switch.stall();
+    let first = call_aside(&session, "slow_ping");
+    let second = call_aside(&session, "slow_ping");
+    wait_for("one call waiting", || queued(&log, "slow_ping") == 1);
+    let mut client = session.client().unwrap();
+    let refused = client.call_tool("slow_ping", json!({})).unwrap();
+    assert!(refused.is_error);
+    assert!(
+        refused.text().contains("\"slow\"")
+            && refused
+                .text()
+                .contains("McpServerBuilder::max_queued_calls"),
+        "{}",
+        refused.text()
+    );
+    switch.up();
+    for rx in [first, second] {
+        let result = rx.recv_timeout(Duration::from_secs(20)).unwrap();
+        assert_eq!((result.text(), result.is_error), ("pong".to_owned(), false));
+    }
+}
+
+#[test]
+fn a_silent_http_server_is_not_waited_for_and_its_tools_join_when_it_answers() {
+    let (_remote_host, slow) = pinging();
+    let switch = Switch::to(slow_addr(&slow));
+    switch.stall();
+    let started = Instant::now();
+    let layer = McpServerLayer::builder(
+        "slow",
+        client_at(&switch.url_for(&slow.url()), &slow).timeout(Duration::from_secs(2)),
+    )
+    .reconnect_backoff(Duration::from_millis(50), Duration::from_millis(200))
+    .start()
+    .unwrap();
+    let log = EventLog::new();
+    let (host, session) = gateway(&log, vec![("slow", layer.clone())]);
+    // Served from the first instant: the application's tools, no one else's.
+    let mut client = session.client().unwrap();
+    assert_eq!(names(&mut client), ["echo"]);
+    assert_eq!(
+        client
+            .call_tool("echo", json!({"text": "now"}))
+            .unwrap()
+            .text(),
+        "now"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the gateway waited on the server"
+    );
+    assert_eq!(layer.count(), 0);
+
+    wait_for("the silent server reported failed", || {
+        matches!(layer.status(), ServerStatus::Failed { .. })
+    });
+    assert!(
+        layer.last_error().unwrap().contains("sent nothing"),
+        "{:?}",
+        layer.last_error()
+    );
+
+    // It answers at last: its tools join, and the session hears of it.
+    let mut agent = McpClient::for_session(&host, &session);
+    agent.initialize("2025-11-25");
+    let mut events = get_stream(&host, &session, agent.session_id.as_deref().unwrap());
+    switch.up();
+    let changed = events.next_message().expect("a list change");
+    assert_eq!(changed["method"], "notifications/tools/list_changed");
+    wait_for("ready", || ready(&layer));
+    assert_eq!(names(&mut client), ["echo", "slow_ping"]);
+    assert_eq!(layer.status(), ServerStatus::Ready { tools: 1 });
+    let seen = statuses(&log, "slow");
+    assert!(
+        matches!(seen.first(), Some(ServerStatus::Connecting)),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|s| matches!(s, ServerStatus::Failed { .. })),
+        "{seen:?}"
+    );
+    assert_eq!(seen.last(), Some(&ServerStatus::Ready { tools: 1 }));
+}
+
+#[test]
+fn an_http_server_that_goes_away_takes_its_tools_and_brings_them_back_when_it_returns() {
+    let (_remote_host, slow) = pinging();
+    let switch = Switch::to(slow_addr(&slow));
+    let layer = McpServerLayer::builder(
+        "slow",
+        client_at(&switch.url_for(&slow.url()), &slow).timeout(Duration::from_secs(2)),
+    )
+    .refresh_every(Some(Duration::from_millis(100)))
+    .reconnect_backoff(Duration::from_millis(50), Duration::from_millis(200))
+    .start()
+    .unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![("slow", layer.clone())]);
+    wait_for("ready", || ready(&layer));
+    let mut client = session.client().unwrap();
+    assert_eq!(names(&mut client), ["echo", "slow_ping"]);
+
+    switch.down();
+    wait_for("the tools left", || layer.count() == 0);
+    assert_eq!(names(&mut client), ["echo"]);
+    assert!(!ready(&layer));
+    assert_eq!(
+        client
+            .call_tool("echo", json!({"text": "on"}))
+            .unwrap()
+            .text(),
+        "on"
+    );
+
+    switch.up();
+    wait_for("back", || ready(&layer));
+    assert_eq!(names(&mut client), ["echo", "slow_ping"]);
+    assert_eq!(
+        client.call_tool("slow_ping", json!({})).unwrap().text(),
+        "pong"
+    );
+    let seen = statuses(&log, "slow");
+    assert!(
+        seen.iter()
+            .any(|s| matches!(s, ServerStatus::Reconnecting { .. })),
+        "{seen:?}"
+    );
+    assert!(layer.last_error().is_some());
+}
+
+#[test]
+fn oversized_http_results_and_notifications_are_refused_unread_naming_server_size_and_setting() {
+    let big = "x".repeat(2 << 20);
+    let noisy = big.clone();
+    let (_remote_host, remote_session) = remote(
+        StaticSurface::new()
+            .tool(Tool::new("huge", "A 2 MiB result."), move |_, _| {
+                ToolOutcome::text(big.clone())
+            })
+            .unwrap()
+            .tool(
+                Tool::new("noisy", "A 2 MiB progress message."),
+                move |_, ctx| {
+                    ctx.progress(1.0, None, Some(&noisy));
+                    ToolOutcome::text("ok")
+                },
+            )
+            .unwrap()
+            .tool(Tool::new("small", "A small result."), |_, _| {
+                ToolOutcome::text("fine")
+            })
+            .unwrap(),
+    );
+    let layer = McpServerLayer::builder("big", client_at(&remote_session.url(), &remote_session))
+        .max_message_bytes(256 << 10)
+        .connect()
+        .unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![("big", layer.clone())]);
+    let mut client = session.client().unwrap();
+    for tool in ["big_huge", "big_noisy"] {
+        let refused = client.call_tool(tool, json!({})).unwrap();
+        assert!(refused.is_error, "{tool}");
+        let text = refused.text();
+        assert!(
+            text.contains("\"big\"")
+                && text.contains("262144")
+                && text.contains("McpServerBuilder::max_message_bytes"),
+            "{tool}: {text}"
+        );
+    }
+    // What fits passes, on the same layer, which stays ready.
+    let fine = client.call_tool("big_small", json!({})).unwrap();
+    assert_eq!((fine.text(), fine.is_error), ("fine".to_owned(), false));
+    assert!(ready(&layer));
+}
+
+/// The `stdio_server` program in misbehaving `mode`.
+fn misbehaving(mode: &str, file: Option<&PathBuf>) -> StdioServer {
+    let mut args = vec!["--misbehave".to_owned(), mode.to_owned()];
+    args.extend(file.map(|file| file.display().to_string()));
+    StdioServer::new(env!("CARGO_BIN_EXE_stdio_server")).args(args)
+}
+
+#[test]
+fn empty_and_colliding_names_are_left_out_with_an_event_and_reserved_meta_is_not_relayed() {
+    let layer = McpServerLayer::stdio("names", misbehaving("names", None))
+        .connect()
+        .unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![("names", layer)]);
+    let mut client = session.client().unwrap();
+    let tools = client.list_tools().unwrap();
+    let listed: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(listed, ["echo", "names_ok", "names_meta"]);
+    assert!(
+        !listed.contains(&"names_"),
+        "an empty name exposed as the bare prefix"
+    );
+    let faults = log.pick(|event| match event {
+        Event::SurfaceFault { message } if message.contains("left out") => Some(message.clone()),
+        _ => None,
+    });
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert!(
+        faults[0].contains(r#""", "ok", "has space""#),
+        "{}",
+        faults[0]
+    );
+    let meta = &tools[2].definition["_meta"];
+    assert_eq!(meta.get("com.example/owner"), Some(&json!("tests")));
+    assert_eq!(
+        meta.get("io.modelcontextprotocol/serverInfo"),
+        None,
+        "{meta}"
+    );
+}
+
+#[test]
+fn a_silent_stdio_server_is_not_waited_for_and_fails_with_its_reason() {
+    let layer = McpServerLayer::stdio(
+        "mute",
+        misbehaving("silent", None).timeout(Duration::from_millis(500)),
+    )
+    .reconnect_backoff(Duration::from_millis(100), Duration::from_secs(1))
+    .start()
+    .unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![("mute", layer.clone())]);
+    let mut client = session.client().unwrap();
+    assert_eq!(names(&mut client), ["echo"]);
+    assert_eq!(
+        client
+            .call_tool("echo", json!({"text": "now"}))
+            .unwrap()
+            .text(),
+        "now"
+    );
+    wait_for("failed", || {
+        matches!(layer.status(), ServerStatus::Failed { .. })
+    });
+    assert!(layer.last_error().is_some());
+    assert_eq!(names(&mut client), ["echo"]);
+}
+
+#[test]
+fn calls_piled_on_a_hung_stdio_server_leave_the_apps_tools_serving_and_drain_when_it_recovers() {
+    let dir = std::env::temp_dir().join(format!("toolhost-hang-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let release = dir.join("release");
+    let _ = std::fs::remove_file(&release);
+    let layer = McpServerLayer::stdio("stuck", misbehaving("hang", Some(&release)))
+        .max_concurrent_calls(8)
+        .connect()
+        .unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![("stuck", layer)]);
+    let piled: Vec<_> = (0..24)
+        .map(|_| call_aside(&session, "stuck_wait"))
+        .collect();
+    wait_for("16 calls waiting in the server's own line", || {
+        queued(&log, "stuck_wait") == 16
+    });
+    let mut client = session.client().unwrap();
+    assert_eq!(
+        client
+            .call_tool("echo", json!({"text": "here"}))
+            .unwrap()
+            .text(),
+        "here"
+    );
+    assert!(piled.iter().all(|rx| rx.try_recv().is_err()));
+    std::fs::write(&release, b"").unwrap();
+    for rx in piled {
+        let result = rx.recv_timeout(Duration::from_secs(30)).expect("drained");
+        assert_eq!((result.text(), result.is_error), ("done".to_owned(), false));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_stdio_server_that_crashes_is_started_again_and_its_tools_stay() {
+    let layer = McpServerLayer::stdio("fragile", misbehaving("crash", None))
+        .connect()
+        .unwrap();
+    let first = layer.process_id().unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![("fragile", layer.clone())]);
+    let mut client = session.client().unwrap();
+    let crashed = client.call_tool("fragile_crash", json!({})).unwrap();
+    assert!(crashed.is_error, "{}", crashed.text());
+    wait_for("a new child", || {
+        layer.process_id().is_some_and(|pid| pid != first)
+    });
+    assert_eq!(
+        names(&mut client),
+        ["echo", "fragile_crash", "fragile_ping"]
+    );
+    let pinged = client.call_tool("fragile_ping", json!({})).unwrap();
+    assert_eq!((pinged.text(), pinged.is_error), ("ping".to_owned(), false));
+    assert_eq!(
+        client
+            .call_tool("echo", json!({"text": "x"}))
+            .unwrap()
+            .text(),
+        "x"
+    );
+}
+
+#[test]
+fn a_builders_debug_shows_neither_the_url_nor_its_credentials() {
+    let builder: McpServerBuilder = McpServerLayer::builder(
+        "secret",
+        Client::builder("http://127.0.0.1:9/mcp/cap-abcdef")
+            .header("Authorization", "Bearer th_topsecret"),
+    );
+    let shown = format!("{builder:?}");
+    assert!(
+        shown.contains("secret") && shown.contains("http"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("topsecret") && !shown.contains("cap-abcdef"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn oversized_stdio_results_and_notifications_are_skipped_unread_and_the_server_runs_on() {
+    let layer = McpServerLayer::stdio("big", misbehaving("huge", None))
+        .max_message_bytes(256 << 10)
+        .connect()
+        .unwrap();
+    let pid = layer.process_id().unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![("big", layer.clone())]);
+    let mut client = session.client().unwrap();
+    let refused = client.call_tool("big_huge", json!({})).unwrap();
+    assert!(refused.is_error);
+    let text = refused.text();
+    assert!(
+        text.contains("\"big\"")
+            && text.contains("262144")
+            && text.contains("McpServerBuilder::max_message_bytes"),
+        "{text}"
+    );
+    // A notification past the limit is the server's, not an answer: it is
+    // skipped unread, and the call it came with goes on to its answer.
+    let mut reports = Vec::new();
+    let noisy = client
+        .call_tool_with(
+            "big_noisy",
+            json!({}),
+            toolhost::client::CallOptions::new().on_progress(|p| reports.push(p.progress)),
+        )
+        .unwrap();
+    assert_eq!((noisy.text(), noisy.is_error), ("ok".to_owned(), false));
+    assert!(
+        reports.is_empty(),
+        "the oversized progress reached the agent"
+    );
+    // The same process answers what fits: it was never restarted.
+    let fine = client.call_tool("big_small", json!({})).unwrap();
+    assert_eq!((fine.text(), fine.is_error), ("small".to_owned(), false));
+    assert_eq!(layer.process_id(), Some(pid));
+    assert!(ready(&layer));
+}
+
+#[test]
+fn a_call_to_a_hung_stdio_server_ends_at_its_deadline_and_the_server_is_told_to_stop() {
+    let dir = std::env::temp_dir().join(format!("toolhost-deadline-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let release = dir.join("release");
+    let cancelled = dir.join("release.cancelled");
+    let layer = McpServerLayer::stdio("stuck", misbehaving("hang", Some(&release)))
+        .call_timeout(Duration::from_secs(1))
+        .connect()
+        .unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![("stuck", layer)]);
+    let mut client = session.client().unwrap();
+    assert!(!cancelled.exists());
+    let ended = client.call_tool("stuck_wait", json!({})).unwrap();
+    assert!(ended.is_error);
+    assert!(
+        ended.text().contains("\"stuck\"")
+            && ended.text().contains("McpServerBuilder::call_timeout"),
+        "{}",
+        ended.text()
+    );
+    wait_for("the server told to stop", || cancelled.exists());
+    // A call within its deadline is answered as usual.
+    let pinged = client.call_tool("stuck_ping", json!({})).unwrap();
+    assert_eq!((pinged.text(), pinged.is_error), ("ping".to_owned(), false));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_tool_list_past_the_limit_keeps_the_server_out_saying_why_and_the_app_serving() {
+    let long = "d".repeat(1 << 20);
+    let (_remote_host, remote_session) = remote(
+        StaticSurface::new()
+            .tool(Tool::new("wordy", long), |_, _| ToolOutcome::text("never"))
+            .unwrap(),
+    );
+    let layer = McpServerLayer::builder("wordy", client_at(&remote_session.url(), &remote_session))
+        .max_message_bytes(256 << 10)
+        .reconnect_backoff(Duration::from_millis(50), Duration::from_millis(200))
+        .start()
+        .unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![("wordy", layer.clone())]);
+    wait_for("failed", || {
+        matches!(layer.status(), ServerStatus::Failed { .. })
+    });
+    let reason = layer.last_error().unwrap();
+    assert!(
+        reason.contains("262144") && reason.contains("McpServerBuilder::max_message_bytes"),
+        "{reason}"
+    );
+    let mut client = session.client().unwrap();
+    assert_eq!(names(&mut client), ["echo"]);
+    assert_eq!(
+        client
+            .call_tool("echo", json!({"text": "x"}))
+            .unwrap()
+            .text(),
+        "x"
+    );
+}
+
+#[test]
+fn a_slow_stdio_server_is_not_waited_for_and_its_tools_join_when_it_answers() {
+    let slow =
+        StdioServer::new(env!("CARGO_BIN_EXE_stdio_server")).args(["--misbehave", "slow", "3000"]);
+    let layer = McpServerLayer::stdio("late", slow).start().unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![("late", layer.clone())]);
+    // Served at once, while the server still holds its `initialize`.
+    let mut client = session.client().unwrap();
+    assert_eq!(names(&mut client), ["echo"]);
+    assert_eq!(
+        client
+            .call_tool("echo", json!({"text": "now"}))
+            .unwrap()
+            .text(),
+        "now"
+    );
+    assert_eq!(layer.status(), ServerStatus::Connecting);
+    wait_for("ready", || ready(&layer));
+    assert_eq!(names(&mut client), ["echo", "late_ping"]);
+    assert_eq!(
+        client.call_tool("late_ping", json!({})).unwrap().text(),
+        "ping"
+    );
+    assert_eq!(
+        statuses(&log, "late"),
+        [ServerStatus::Connecting, ServerStatus::Ready { tools: 1 }]
+    );
+}

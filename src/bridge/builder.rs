@@ -1,0 +1,353 @@
+//! How a layer is set up — where its server is, how its tools are named,
+//! the bounds of its calls and of what it relays — and the two ways it
+//! starts: [`McpServerBuilder::start`], which returns at once and connects
+//! in the background, and [`McpServerBuilder::connect`], which waits.
+
+use std::fmt;
+use std::sync::{Arc, Weak};
+use std::thread;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::signal::Signal;
+use super::stdio::Respawning;
+use super::supervise::{supervise, Backoff};
+use super::{http::Pool, Inner, McpServerBuilder, McpServerLayer, Remote, Transport};
+use crate::call::line::{self, CallLine};
+use crate::client::ClientError;
+use crate::event::{Event, ServerStatus};
+use crate::model::LogLevel;
+
+/// How many calls to one server run at once, unless
+/// [`McpServerBuilder::max_concurrent_calls`] says otherwise: as many as
+/// an agent sends in one burst (Claude Code: up to ten), which no server
+/// that answers should make wait, and few enough that a hung server holds
+/// only a handful of threads.
+pub const DEFAULT_SERVER_CALLS: usize = 8;
+
+/// How many calls to one server may wait for one of its slots, unless
+/// [`McpServerBuilder::max_queued_calls`] says otherwise. A waiting call
+/// costs its request's buffers, not a thread.
+pub const DEFAULT_SERVER_QUEUE: usize = 64;
+
+/// Each call's deadline, unless [`McpServerBuilder::call_timeout`] says
+/// otherwise: the time a client's silent server is given by default
+/// ([`DEFAULT_TIMEOUT`](crate::client::DEFAULT_TIMEOUT)), counted from the
+/// call's arrival.
+pub const DEFAULT_SERVER_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The largest message relayed from a server, unless
+/// [`McpServerBuilder::max_message_bytes`] says otherwise: 4 MiB. A tool
+/// result is read by a model, whose tool-output budget is tens of
+/// kilobytes of text (Claude Code cuts MCP output at about 25,000 tokens
+/// by default) and whose image inputs are capped at a few megabytes; 4 MiB
+/// holds the largest of those with room to spare, while a runaway result
+/// — a whole database dump, a 48 MiB log — is refused before it costs the
+/// application that embeds the host more than that.
+pub const DEFAULT_MAX_RELAY_BYTES: usize = 4 << 20;
+
+/// The first pause before connecting again after a failure, unless
+/// [`McpServerBuilder::reconnect_backoff`] says otherwise; it doubles with
+/// each failure in a row.
+pub const DEFAULT_RECONNECT_FIRST: Duration = Duration::from_secs(1);
+
+/// The longest pause between two attempts to connect, unless
+/// [`McpServerBuilder::reconnect_backoff`] says otherwise.
+pub const DEFAULT_RECONNECT_MAX: Duration = Duration::from_secs(30);
+
+/// How the layer's line names its settings in the errors the agent reads.
+const SETTINGS: line::Settings = line::Settings {
+    running: "McpServerBuilder::max_concurrent_calls",
+    waiting: "McpServerBuilder::max_queued_calls",
+    timeout: "McpServerBuilder::call_timeout",
+};
+
+impl McpServerBuilder {
+    pub(super) fn new(name: String, remote: Remote) -> McpServerBuilder {
+        McpServerBuilder {
+            name,
+            remote,
+            qualified: true,
+            refresh: Some(super::DEFAULT_SERVER_REFRESH),
+            max_calls: DEFAULT_SERVER_CALLS,
+            max_queued: DEFAULT_SERVER_QUEUE,
+            call_timeout: DEFAULT_SERVER_CALL_TIMEOUT,
+            max_message: DEFAULT_MAX_RELAY_BYTES,
+            backoff: Backoff {
+                first: DEFAULT_RECONNECT_FIRST,
+                max: DEFAULT_RECONNECT_MAX,
+            },
+        }
+    }
+
+    /// Exposes the server's tools under their own names instead of
+    /// `<server>_<tool>`; a collision with another layer is then settled by
+    /// the [`LayeredSurface`](crate::LayeredSurface)'s order.
+    #[must_use]
+    pub fn unqualified(mut self) -> McpServerBuilder {
+        self.qualified = false;
+        self
+    }
+
+    /// How often to ask the server for its tools
+    /// ([`DEFAULT_SERVER_REFRESH`](super::DEFAULT_SERVER_REFRESH) unless
+    /// set); `None` asks only on [`McpServerLayer::refresh`] and when the
+    /// server reports a change.
+    #[must_use]
+    pub fn refresh_every(mut self, interval: Option<Duration>) -> McpServerBuilder {
+        self.refresh = interval;
+        self
+    }
+
+    /// How many calls to this server may run at once
+    /// ([`DEFAULT_SERVER_CALLS`] by default, at least 1). These are the
+    /// server's own slots, not the host's
+    /// ([`HostConfig::max_concurrent_calls`](crate::HostConfig::max_concurrent_calls)):
+    /// calls to a server that stopped answering hold only these, so the
+    /// application's own tools and the other servers' keep running (see
+    /// [`CallLine`]).
+    #[must_use]
+    pub fn max_concurrent_calls(mut self, calls: usize) -> McpServerBuilder {
+        self.max_calls = calls;
+        self
+    }
+
+    /// How many calls to this server may wait for one of its slots
+    /// ([`DEFAULT_SERVER_QUEUE`] by default); past it a call gets a tool
+    /// error naming the server and this setting at once.
+    #[must_use]
+    pub fn max_queued_calls(mut self, calls: usize) -> McpServerBuilder {
+        self.max_queued = calls;
+        self
+    }
+
+    /// Each call's deadline, counted from its arrival, its wait for a slot
+    /// included ([`DEFAULT_SERVER_CALL_TIMEOUT`] by default). At the
+    /// deadline the agent gets a tool error naming the server and this
+    /// setting, and the server is told to stop
+    /// (`notifications/cancelled`). The host's own
+    /// [`HostConfig::call_timeout`](crate::HostConfig::call_timeout), when
+    /// shorter, applies instead.
+    #[must_use]
+    pub fn call_timeout(mut self, limit: Duration) -> McpServerBuilder {
+        self.call_timeout = limit;
+        self
+    }
+
+    /// The largest message relayed from the server
+    /// ([`DEFAULT_MAX_RELAY_BYTES`] by default): a result, a notification
+    /// of a call (progress, log), a page of `tools/list`. Nothing past the
+    /// limit is buffered: over HTTP the client stops reading there
+    /// ([`ClientBuilder::max_message_bytes`](crate::client::ClientBuilder::max_message_bytes))
+    /// and the next call opens a new connection; over stdio the rest of
+    /// the line is skipped unread
+    /// ([`StdioServer::max_message_bytes`](crate::client::StdioServer::max_message_bytes))
+    /// and the server runs on. A result past it is a tool error naming the
+    /// server, the size and this setting; so is, over HTTP, a notification
+    /// of the call (the event stream it came on is given up), while over
+    /// stdio such a notification is skipped and the call goes on to its
+    /// answer. A `tools/list` past it keeps the tools listed before, and
+    /// says so to the event hook and in [`McpServerLayer::status`].
+    #[must_use]
+    pub fn max_message_bytes(mut self, bytes: usize) -> McpServerBuilder {
+        self.max_message = bytes;
+        self
+    }
+
+    /// The pause before connecting again after a failure — `first`, then
+    /// doubling with each failure in a row up to `max`
+    /// ([`DEFAULT_RECONNECT_FIRST`], [`DEFAULT_RECONNECT_MAX`] by
+    /// default). A server that dies at once is never restarted in a loop.
+    #[must_use]
+    pub fn reconnect_backoff(mut self, first: Duration, max: Duration) -> McpServerBuilder {
+        self.backoff = Backoff {
+            first: first.max(Duration::from_millis(1)),
+            max: max.max(first),
+        };
+        self
+    }
+
+    /// Returns the layer at once, and connects to the server (starts it,
+    /// for stdio) in the background: the way to build a gateway, since no
+    /// server is then on the host's critical path. The layer lists no
+    /// tools until the server answers; then its tools join, and every
+    /// session serving the layer is told
+    /// (`notifications/tools/list_changed`). A server that cannot be
+    /// reached is tried again with a growing pause
+    /// ([`McpServerBuilder::reconnect_backoff`]); one that goes away later
+    /// takes its tools with it, and they come back when it does.
+    /// [`McpServerLayer::status`] says where it stands, and every change
+    /// is an [`Event::ServerStatus`].
+    ///
+    /// ```
+    /// use toolhost::client::StdioServer;
+    /// use toolhost::{McpServerLayer, ServerStatus};
+    ///
+    /// // Returns at once, whether or not the program exists.
+    /// let layer = McpServerLayer::stdio("absent", StdioServer::new("no-such-program-here")).start()?;
+    /// assert_eq!(layer.count(), 0);
+    /// assert!(matches!(
+    ///     layer.status(),
+    ///     ServerStatus::Connecting | ServerStatus::Failed { .. } | ServerStatus::Reconnecting { .. }
+    /// ));
+    /// # Ok::<(), toolhost::client::ClientError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`ClientError::InvalidConfig`] for a server name that breaks the
+    /// rule [`McpServerBuilder::connect`] gives; nothing else is checked
+    /// before the background connects.
+    pub fn start(self) -> Result<McpServerLayer, ClientError> {
+        let interval = self.refresh;
+        let inner = self.build()?;
+        spawn_supervisor(&inner, interval, false)?;
+        Ok(McpServerLayer { inner })
+    }
+
+    /// Connects to the server (starts it, for stdio) and lists its tools,
+    /// waiting for both: the server is on the caller's path until it
+    /// answers (or its client's timeout passes). A gateway should use
+    /// [`McpServerBuilder::start`] instead. Once connected, the layer
+    /// behaves as a started one: it reconnects on its own.
+    ///
+    /// # Errors
+    /// [`ClientError::InvalidConfig`] for a server name that breaks the
+    /// rule a host's own name follows (1 to 32 of `A-Za-z0-9-_`, starting
+    /// with a letter, no `__`, no trailing `_`: the prefix lands inside the
+    /// `mcp__<host>__<server>_<tool>` names agents make, and a `__` in it
+    /// would split them wrong); otherwise whatever kept the server from
+    /// connecting or listing ([`ClientError::Spawn`] for a stdio command
+    /// that cannot start).
+    pub fn connect(self) -> Result<McpServerLayer, ClientError> {
+        let interval = self.refresh;
+        let inner = self.build()?;
+        inner.establish(&Arc::downgrade(&inner))?;
+        spawn_supervisor(&inner, interval, true)?;
+        Ok(McpServerLayer { inner })
+    }
+
+    /// The layer, connected to nothing yet.
+    fn build(self) -> Result<Arc<Inner>, ClientError> {
+        crate::acp::validate_server_name(&self.name).map_err(|err| ClientError::InvalidConfig {
+            problem: err.to_string(),
+        })?;
+        // Declared so the server may ask; each question is put to the agent
+        // only if the agent declared the same (see `ask_agent`).
+        let asks = json!({"elicitation": {}, "sampling": {}, "roots": {}});
+        let signal = Arc::new(Signal::default());
+        let line = CallLine::named_settings(
+            format!("The MCP server {:?}", self.name),
+            self.max_calls,
+            self.max_queued,
+            Some(self.call_timeout),
+            SETTINGS,
+        );
+        let settings = Settings {
+            name: self.name,
+            qualified: self.qualified,
+            line,
+            backoff: self.backoff,
+        };
+        // Every message is asked for; the agent's own threshold filters
+        // them in `CallContext::log`.
+        Ok(match self.remote {
+            Remote::Http(builder) => {
+                let builder = builder
+                    .capabilities(asks)
+                    .log_level(LogLevel::Debug)
+                    .max_message_bytes(self.max_message);
+                Arc::new(Inner::new(
+                    settings,
+                    Transport::Http(Pool::new(builder)),
+                    signal,
+                ))
+            }
+            Remote::Stdio(server) => Arc::new_cyclic(|layer: &Weak<Inner>| {
+                let (lines, changes) = (layer.clone(), Arc::clone(&signal));
+                let server = server
+                    .capabilities(asks)
+                    .log_level(LogLevel::Debug)
+                    .max_message_bytes(self.max_message)
+                    .on_stderr(move |line| {
+                        if let Some(layer) = lines.upgrade() {
+                            layer.report_event(Event::ServerStderr {
+                                server: layer.name.clone(),
+                                line: line.to_owned(),
+                            });
+                        }
+                    })
+                    .on_log({
+                        let layer = layer.clone();
+                        move |message| {
+                            if let Some(layer) = layer.upgrade() {
+                                layer.report_event(Event::ServerLog {
+                                    server: layer.name.clone(),
+                                    level: message.level,
+                                    logger: message.logger.clone(),
+                                    data: message.data.clone(),
+                                });
+                            }
+                        }
+                    })
+                    .on_tools_changed(move || changes.want_refresh());
+                let transport = Transport::Stdio(Respawning::new(server, self.backoff));
+                Inner::new(settings, transport, signal)
+            }),
+        })
+    }
+}
+
+/// What a layer keeps of its builder.
+pub(super) struct Settings {
+    pub(super) name: String,
+    pub(super) qualified: bool,
+    pub(super) line: CallLine,
+    pub(super) backoff: Backoff,
+}
+
+/// Starts the thread that connects (unless `ready`), refreshes and
+/// reconnects the layer until it is dropped.
+fn spawn_supervisor(
+    inner: &Arc<Inner>,
+    interval: Option<Duration>,
+    ready: bool,
+) -> Result<(), ClientError> {
+    if !ready {
+        // The state it was made in, reported: every layer's story starts
+        // with it.
+        inner.report_event(Event::ServerStatus {
+            server: inner.name.clone(),
+            status: ServerStatus::Connecting,
+        });
+    }
+    let weak = Arc::downgrade(inner);
+    let signal = Arc::clone(&inner.signal);
+    thread::Builder::new()
+        .name(format!("toolhost-layer-{}", inner.name))
+        .spawn(move || supervise(&weak, &signal, interval, ready))
+        .map(drop)
+        .map_err(ClientError::Io)
+}
+
+/// Names the server and its settings, never its URL or headers: an
+/// upstream's URL may be a capability URL and its headers carry its
+/// credentials.
+impl fmt::Debug for McpServerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let transport = match &self.remote {
+            Remote::Http(_) => "http",
+            Remote::Stdio(_) => "stdio",
+        };
+        f.debug_struct("McpServerBuilder")
+            .field("name", &self.name)
+            .field("transport", &transport)
+            .field("qualified", &self.qualified)
+            .field("refresh", &self.refresh)
+            .field("max_concurrent_calls", &self.max_calls)
+            .field("max_queued_calls", &self.max_queued)
+            .field("call_timeout", &self.call_timeout)
+            .field("max_message_bytes", &self.max_message)
+            .finish_non_exhaustive()
+    }
+}
