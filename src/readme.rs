@@ -141,6 +141,27 @@ fn the_readme_states_the_client_and_relay_timeouts_as_the_code_sets_them() {
     pinned(&readme, secs(crate::DEFAULT_SERVER_REFRESH), |n| {
         format!("and every {n} seconds (`refresh_every`)")
     });
+    pinned(&readme, crate::DEFAULT_SERVER_CALLS as u64, |n| {
+        format!("(`max_concurrent_calls` {n},")
+    });
+    pinned(&readme, crate::DEFAULT_SERVER_QUEUE as u64, |n| {
+        format!("`max_queued_calls` {n},")
+    });
+    pinned(&readme, secs(crate::DEFAULT_SERVER_CALL_TIMEOUT), |n| {
+        format!("`call_timeout` {n} s from arrival)")
+    });
+    pinned(
+        &readme,
+        (crate::DEFAULT_MAX_RELAY_BYTES >> 20) as u64,
+        |n| format!("`max_message_bytes` ({n} MiB)"),
+    );
+    assert_eq!(crate::DEFAULT_MAX_RELAY_BYTES % (1 << 20), 0);
+    pinned(&readme, secs(crate::DEFAULT_RECONNECT_FIRST), |n| {
+        format!("(`reconnect_backoff`, {n} s to")
+    });
+    pinned(&readme, secs(crate::DEFAULT_RECONNECT_MAX), |n| {
+        format!("to {n} s); `status()`")
+    });
 }
 
 #[cfg(all(feature = "acp-driver", feature = "client"))]
@@ -156,6 +177,11 @@ fn the_readme_states_the_agent_drivers_deadlines_and_grace_as_the_code_sets_them
     pinned(&readme, secs(crate::child::EXIT_GRACE), |n| {
         format!("its stdin is closed and it gets {n} s to leave")
     });
+    pinned(
+        &readme,
+        (crate::acp::DEFAULT_MAX_MESSAGE_BYTES >> 20) as u64,
+        |n| format!("(`Agent::set_max_message_bytes`, {n} MiB by default,"),
+    );
     pinned(&readme, secs(crate::child::TERM_GRACE), |n| {
         format!("the group gets `SIGTERM` and {n} s more, then `SIGKILL`")
     });
