@@ -312,14 +312,16 @@ fn a_message_past_the_limit_fails_the_request_it_answers_at_once_and_the_server_
         "noticed well before the 30 s timeout"
     );
     match &err {
-        ClientError::MessageTooLarge {
-            server,
+        ClientError::TooLarge {
+            what,
             size,
             limit,
+            setting,
         } => {
-            assert_eq!(server, "sh");
-            assert_eq!(*size, 1_000_000 + 42, "the whole line was counted");
+            assert_eq!(what, "a message from the stdio MCP server \"sh\"");
+            assert_eq!(*size, Some(1_000_000 + 42), "the whole line was counted");
             assert_eq!(*limit, 100_000);
+            assert_eq!(*setting, "StdioServer::max_message_bytes");
         }
         other => panic!("{other:?}"),
     }
@@ -399,7 +401,7 @@ read line"#;
     });
     let too_large = outcomes
         .iter()
-        .filter(|outcome| matches!(outcome, Err(ClientError::MessageTooLarge { .. })))
+        .filter(|outcome| matches!(outcome, Err(ClientError::TooLarge { .. })))
         .count();
     let answered = outcomes.iter().filter(|outcome| outcome.is_ok()).count();
     assert_eq!((too_large, answered), (1, 1), "{outcomes:?}");

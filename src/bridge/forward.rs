@@ -67,15 +67,14 @@ impl Inner {
                 "The MCP server {:?} needed an answer to {method} from the agent, which could not be asked: {problem}",
                 self.name
             )),
-            Err(ClientError::MessageTooLarge { size, limit, .. }) => {
-                self.too_large(remote, "a message", &format!("{size} bytes"), limit)
-            }
-            Err(ClientError::TooLarge { what, size, limit }) => {
+            Err(ClientError::TooLarge {
+                what, size, limit, ..
+            }) => {
                 let size = match size {
                     Some(size) => format!("{size} bytes"),
                     None => format!("more than {limit} bytes"),
                 };
-                self.too_large(remote, what, &size, limit)
+                self.too_large(remote, &what, &size, limit)
             }
             Err(ClientError::Timeout { waited }) => {
                 self.report(format!(

@@ -44,7 +44,6 @@ fn lost(err: &ClientError) -> bool {
         ClientError::Rpc { .. }
             | ClientError::Malformed { .. }
             | ClientError::TooLarge { .. }
-            | ClientError::MessageTooLarge { .. }
             | ClientError::InvalidConfig { .. }
             | ClientError::InvalidUrl { .. }
     )
@@ -54,7 +53,7 @@ fn lost(err: &ClientError) -> bool {
 /// message names the client's, and never the server's URL.
 fn describe(err: &ClientError) -> String {
     match err {
-        ClientError::TooLarge { .. } | ClientError::MessageTooLarge { .. } => {
+        ClientError::TooLarge { .. } => {
             format!("{err} — for a layer: McpServerBuilder::max_message_bytes")
         }
         // The URL may be a capability URL: status and events never show it.

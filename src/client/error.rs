@@ -98,18 +98,32 @@ pub enum ClientError {
         /// What was wrong with it.
         problem: String,
     },
-    /// The server sent a message larger than the client reads
-    /// ([`ClientBuilder::max_message_bytes`](super::ClientBuilder::max_message_bytes)):
-    /// reading stopped at the limit, nothing past it was kept, and the
-    /// connection was dropped.
+    /// The server sent a message larger than the client reads, over HTTP
+    /// ([`ClientBuilder::max_message_bytes`](super::ClientBuilder::max_message_bytes))
+    /// or stdio
+    /// ([`StdioServer::max_message_bytes`](super::StdioServer::max_message_bytes)):
+    /// nothing past the limit was kept.
+    ///
+    /// Over HTTP, reading stopped at the limit and the connection was
+    /// dropped. Over stdio the line was skipped while it was read and the
+    /// server runs on; only its two ends are read: when they name the id
+    /// of a request in flight, that request fails with this; when they say
+    /// nothing, every request in flight does (one of them waits for the
+    /// line, and a timeout would be worse); a request or notification of
+    /// the server fails none.
     TooLarge {
-        /// What was too large, e.g. `an SSE event`.
-        what: &'static str,
-        /// Its size when the server declared it (`Content-Length`), else
-        /// `None`: it was cut off at the limit.
+        /// What was too large and, for a stdio server, who sent it, e.g.
+        /// `an SSE event`, `a message from the stdio MCP server "npx"`.
+        what: String,
+        /// Its size when known (declared by `Content-Length`, or counted
+        /// while a stdio line was skipped), else `None`: it was cut off at
+        /// the limit.
         size: Option<u64>,
         /// The limit, in bytes.
         limit: usize,
+        /// The setting that raises the limit, e.g.
+        /// `ClientBuilder::max_message_bytes`.
+        setting: &'static str,
     },
     /// The connection failed in the middle of an exchange.
     Io(io::Error),
@@ -144,22 +158,6 @@ pub enum ClientError {
         /// process exited — with the last lines (up to five) the server
         /// wrote to stderr.
         reason: String,
-    },
-    /// A stdio MCP server wrote a message longer than
-    /// [`StdioServer::max_message_bytes`](super::StdioServer::max_message_bytes):
-    /// it was skipped while it was read, never buffered whole. Only its
-    /// two ends are read: when they name the id of a request in flight,
-    /// that request fails with this; when they say nothing, every request
-    /// in flight does (one of them waits for the line, and a timeout would
-    /// be worse); a request or notification of the server fails none. The
-    /// server runs on.
-    MessageTooLarge {
-        /// The server's program, as given.
-        server: String,
-        /// The bytes of the message, as read.
-        size: u64,
-        /// The limit in force.
-        limit: usize,
     },
     /// The operation does not exist in the protocol era this client speaks.
     NotInEra {
@@ -266,14 +264,19 @@ impl fmt::Display for ClientError {
             ClientError::Malformed { problem } => {
                 write!(f, "the server's answer is not valid MCP: {problem}")
             }
-            ClientError::TooLarge { what, size, limit } => {
+            ClientError::TooLarge {
+                what,
+                size,
+                limit,
+                setting,
+            } => {
                 match size {
                     Some(size) => write!(f, "{what} of {size} bytes")?,
                     None => write!(f, "{what} of more than {limit} bytes")?,
                 }
                 write!(
                     f,
-                    " came from the server, past the limit of {limit} bytes (ClientBuilder::max_message_bytes); it was not read"
+                    " came from the server, past the limit of {limit} bytes, and was not kept; raise {setting} if its messages are really that large"
                 )
             }
             ClientError::Io(source) => write!(
@@ -305,10 +308,6 @@ impl fmt::Display for ClientError {
             ClientError::Closed { reason } => write!(
                 f,
                 "the stdio MCP server is gone: {reason}; start it again to go on"
-            ),
-            ClientError::MessageTooLarge { server, size, limit } => write!(
-                f,
-                "the stdio MCP server {server:?} sent a message of {size} bytes, past the limit of {limit} bytes, so it was skipped; raise StdioServer::max_message_bytes if its messages are really that large"
             ),
             ClientError::NotInEra { operation, hint } => write!(
                 f,

@@ -9,6 +9,9 @@ use std::io::{self, BufRead, Read};
 
 use super::error::ClientError;
 
+/// The setting that raises the limit of a message read over HTTP.
+pub(crate) const HTTP_LIMIT_SETTING: &str = "ClientBuilder::max_message_bytes";
+
 /// The largest response head (status line and headers) accepted.
 const MAX_HEAD_BYTES: u64 = 64 << 10;
 /// The largest number of header lines accepted.
@@ -256,9 +259,10 @@ impl<'a, R: BufRead> Body<'a, R> {
             BodyState::Length(n) if n > u64::try_from(limit).unwrap_or(u64::MAX) => {
                 // Refused before a byte of it is read.
                 return Err(ClientError::TooLarge {
-                    what: "a response body",
+                    what: "a response body".into(),
                     size: Some(n),
                     limit,
+                    setting: HTTP_LIMIT_SETTING,
                 });
             }
             BodyState::Length(n) => usize::try_from(n).unwrap_or(usize::MAX),
@@ -272,9 +276,10 @@ impl<'a, R: BufRead> Body<'a, R> {
             .map_err(unwrap_io)?;
         if out.len() > limit {
             return Err(ClientError::TooLarge {
-                what: "a response body",
+                what: "a response body".into(),
                 size: None,
                 limit,
+                setting: HTTP_LIMIT_SETTING,
             });
         }
         Ok(out)

@@ -72,7 +72,7 @@ static NEXT_WAKER: AtomicU64 = AtomicU64::new(1);
 /// the process the client started is gone, and the rest of its group is
 /// then ended too. A message longer than
 /// [`StdioServer::max_message_bytes`] is skipped unread and fails the
-/// request it answered ([`ClientError::MessageTooLarge`]).
+/// request it answered ([`ClientError::TooLarge`]).
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -405,10 +405,11 @@ impl StdioClient {
                 }
                 Delivery::Closed(reason) => return Err(ClientError::Closed { reason }),
                 Delivery::TooLarge { size, limit } => {
-                    return Err(ClientError::MessageTooLarge {
-                        server: self.program.clone(),
-                        size,
+                    return Err(ClientError::TooLarge {
+                        what: format!("a message from the stdio MCP server {:?}", self.program),
+                        size: Some(size),
                         limit,
+                        setting: "StdioServer::max_message_bytes",
                     })
                 }
             }

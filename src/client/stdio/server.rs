@@ -149,7 +149,7 @@ impl StdioServer {
     /// 16 MiB). A longer line is skipped while it is read, never buffered
     /// whole, so a runaway server costs this process at most about the
     /// limit; the request it answered fails with
-    /// [`ClientError::MessageTooLarge`] (told by the id at either end of
+    /// [`ClientError::TooLarge`] (told by the id at either end of
     /// the line; see there when that is unknown), and the server runs on.
     #[must_use]
     pub fn max_message_bytes(mut self, bytes: usize) -> StdioServer {

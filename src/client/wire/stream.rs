@@ -244,9 +244,10 @@ fn read_stream<I: Inbox>(
         events
             .push(&buf[..n], &mut arrived)
             .map_err(|too| ClientError::TooLarge {
-                what: "an SSE event",
+                what: "an SSE event".into(),
                 size: None,
                 limit: too.limit,
+                setting: http1::HTTP_LIMIT_SETTING,
             })?;
         for event in arrived.drain(..) {
             // Priming events (an id and empty data) carry no message.
