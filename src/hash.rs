@@ -7,9 +7,9 @@
 //! numbers it counts up, the application's tool names — and a client only
 //! looks in them. A lookup cannot lengthen another key's probe, so a
 //! client's choice of key buys it nothing; the keys that are in the map
-//! are spread by the host's randomness or its counting. SipHash cost ~970
-//! instructions on a tool call's five lookups; this costs a multiply per
-//! eight bytes.
+//! are spread by the host's randomness or its counting. SipHash pays for a
+//! defence these maps do not need on every lookup a tool call makes; this
+//! costs a multiply per eight bytes.
 //!
 //! Never use it for a map whose keys a client supplies on insertion.
 

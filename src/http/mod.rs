@@ -392,9 +392,8 @@ fn read_all(
 
 /// Reads a body tiny_http has already buffered whole (its declared length,
 /// at most 1 KiB and within `max_body_bytes`; none without a length) in one
-/// copy: `read_to_end`'s probing and growing cost a call ~100 instructions
-/// more, spread over ~40 more lines of code (callgrind's count and cache
-/// simulation).
+/// copy: `read_to_end` would probe and grow the buffer, more instructions
+/// spread over more lines of code for a body whose length is known.
 fn read_buffered(reader: &mut dyn Read, declared: Option<usize>) -> Result<Vec<u8>, BodyError> {
     let mut body = vec![0; declared.unwrap_or(0)];
     reader

@@ -533,11 +533,9 @@ fn close_listener(_listener: &TcpListener) -> io::Result<()> {
 /// it too, before the next is opened. With nothing stuck, the thread that
 /// took the first is idle again by then and takes the rest, so a busy host
 /// keeps one spare connection thread, not one per connection of the burst
-/// (seven more threads and ~400 KiB under 16 connections when they were
-/// opened back to back). A tick's nudges end when [`NUDGE_WAIT`] has
-/// passed: they run on the timer thread, and hold up the deadlines and
-/// keep-alive rounds due meanwhile by that much at most (eight took 2–5 ms
-/// on a quiet machine).
+/// (each of which would hold a stack). A tick's nudges end when
+/// [`NUDGE_WAIT`] has passed: they run on the timer thread, and hold up the
+/// deadlines and keep-alive rounds due meanwhile by that much at most.
 ///
 /// Quiet, the nudges back off because each wakes one of tiny_http's idle
 /// threads, which then waits another 5 s before it leaves: at a nudge every

@@ -1,8 +1,8 @@
 //! Complete responses written by hand on the request's connection, as the
 //! same bytes tiny_http would write.
 //!
-//! tiny_http's `Request::respond` spent ~13,800 instructions on a small
-//! JSON answer — as much as the whole protocol work of a tool call: it
+//! tiny_http's `Request::respond` costs a small JSON answer as much as the
+//! whole protocol work of a tool call (BENCHMARKS.md): it
 //! formats the `Date` afresh, builds a header object per line, inserts
 //! `Server` and `Date` at the front of the list, and writes the head in a
 //! dozen small writes, each through its locks. Here the head is built in
@@ -14,7 +14,7 @@
 //! so: a body with its `Content-Length`, a status that carries one, a
 //! request that is not `HEAD` and sends no `TE` (which may ask for chunks).
 //! Everything else — and a header tiny_http would drop — goes through
-//! tiny_http as before (see [`fits`]).
+//! tiny_http, which frames it (see [`fits`]).
 
 use std::cell::Cell;
 use std::io::Write;

@@ -139,10 +139,7 @@ pub(crate) fn initialize_result(service: &Server, revision: Revision) -> Value {
     }
     let mut result = Map::new();
     result.insert("protocolVersion".into(), revision.as_str().into());
-    result.insert(
-        "capabilities".into(),
-        json!({"tools": {"listChanged": true}, "logging": {}}),
-    );
+    result.insert("capabilities".into(), super::methods::capabilities(false));
     result.insert("serverInfo".into(), Value::Object(server_info));
     if let Some(instructions) = &service.instructions {
         result.insert("instructions".into(), instructions.clone().into());

@@ -18,6 +18,7 @@
 //! tested below without a socket.
 
 mod lifecycle;
+mod methods;
 mod plan;
 mod result;
 mod server;
@@ -221,14 +222,6 @@ fn trim(bytes: &[u8]) -> &[u8] {
         .rposition(|b| !space(b))
         .map_or(start, |last| last + 1);
     &bytes[start..end]
-}
-
-/// The error for a method this tools-only server does not offer.
-fn not_offered(method: &str) -> RpcError {
-    RpcError::new(
-        jsonrpc::METHOD_NOT_FOUND,
-        format!("method {method:?} is not offered by this server, which serves tools only"),
-    )
 }
 
 fn missing_session_id() -> RpcError {

@@ -1,9 +1,9 @@
 //! A call's result written straight to its response's text.
 //!
 //! Every tool call is answered with a `CallToolResult`. Built as a tree
-//! of `Value`s, then serialized and dropped, it cost ~8,000 instructions
-//! for a one-line text result, a sixth of the protocol work of a call;
-//! written here in one pass from the outcome, it costs a fraction of that.
+//! of `Value`s, then serialized and dropped, it would be a large share of
+//! the protocol work of a call; written here in one pass from the outcome,
+//! it builds no tree only to drop it.
 //! The text is what the tree would have been — same fields, same order
 //! (a tree's keys are sorted), same values — which the tests below check
 //! against the tree for every revision. A relayed result (another server's,

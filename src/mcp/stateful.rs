@@ -5,11 +5,12 @@
 use serde_json::Value;
 
 use super::lifecycle::{self, Caller};
+use super::methods::{self, Op};
 use super::plan::{CallKey, Plan, Step, Work};
 use super::{find_session, tools, Server, Session};
 use crate::model::http::{Headers, HttpResponse};
 use crate::model::jsonrpc::{
-    classify, failure, success, Invalid, Message, RpcError, INVALID_REQUEST, METHOD_NOT_FOUND,
+    classify, failure, success, Invalid, Message, RpcError, INVALID_REQUEST,
 };
 use crate::model::meta::Meta;
 use crate::model::LogLevel;
@@ -161,9 +162,13 @@ impl Turn<'_> {
 
     /// Answers one request, or plans its call.
     fn request(&self, id: Value, method: &str, params: Option<Value>, meta: Meta) -> Step {
-        let result = match method {
-            "ping" => Ok(Value::Object(serde_json::Map::new())),
-            "tools/list" => {
+        let op = match methods::find(method, false) {
+            Ok(op) => op,
+            Err(error) => return Step::Reply(failure(Some(&id), &error).into()),
+        };
+        let result = match op {
+            Op::Ping => Ok(Value::Object(serde_json::Map::new())),
+            Op::ListTools => {
                 return Step::Reply(
                     match tools::list(
                         self.server,
@@ -176,7 +181,7 @@ impl Turn<'_> {
                     },
                 )
             }
-            "tools/call" => {
+            Op::CallTool => {
                 return match tools::plan(
                     self.server,
                     self.session,
@@ -191,11 +196,17 @@ impl Turn<'_> {
                     Err(Err(error)) => Step::Reply(failure(Some(&id), &error).into()),
                 }
             }
-            "logging/setLevel" => self.set_log_level(params.as_ref()),
-            other => Err(RpcError::new(
-                METHOD_NOT_FOUND,
-                format!("method {other:?} is not offered by this server, which serves tools only"),
-            )),
+            Op::SetLogLevel => self.set_log_level(params.as_ref()),
+            // `one` answers `initialize` and a batch refuses it, so it
+            // never reaches an open MCP session; the stateless-only
+            // methods never pass `methods::find` here.
+            Op::Initialize
+            | Op::Discover
+            | Op::Listen
+            | Op::ListPrompts
+            | Op::ListResources
+            | Op::ListResourceTemplates
+            | Op::ReadResource => Err(methods::not_offered(method)),
         };
         Step::Reply(
             match result {

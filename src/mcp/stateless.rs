@@ -15,6 +15,7 @@ use serde_core::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Map, Value};
 
 use super::lifecycle::Caller;
+use super::methods::{self, Op};
 use super::plan::{Plan, Step, Work};
 use super::{streams, tools, Server, Session};
 use crate::model::http::{Headers, HttpResponse};
@@ -212,7 +213,7 @@ fn add_cache_hints(server: &Server, fields: &mut Map<String, Value>) {
 fn discover(server: &Server) -> Value {
     let mut result = json!({
         "supportedVersions": Revision::supported(),
-        "capabilities": {"tools": {"listChanged": true}, "prompts": {}, "resources": {}},
+        "capabilities": methods::capabilities(true),
         "ttlMs": server.cache.ttl_ms,
         "cacheScope": server.cache.scope.as_str(),
     });
@@ -254,16 +255,19 @@ pub(super) fn post(
         Ok(caller) => caller,
         Err(error) => return refuse(error),
     };
-    let result = match method.as_str() {
-        "subscriptions/listen" => {
+    let op = match methods::find(&method, true) {
+        Ok(op) => op,
+        Err(error) => return refuse(error),
+    };
+    let result = match op {
+        Op::Listen => {
             return match streams::listen(&id, params.as_ref()) {
                 Ok(open) => Plan::Stream(open),
                 Err(error) => refuse(error),
             }
         }
-        "tools/call" => {
-            return match tools::plan(server, session, &caller, &id, params, meta, Some(headers))
-            {
+        Op::CallTool => {
+            return match tools::plan(server, session, &caller, &id, params, meta, Some(headers)) {
                 Ok(plan) => Plan::Work(Work {
                     caller,
                     steps: vec![Step::Call(plan)],
@@ -277,8 +281,8 @@ pub(super) fn post(
                 Err(Err(error)) => refuse(error),
             }
         }
-        "server/discover" => Ok(discover(server)),
-        "tools/list" => {
+        Op::Discover => Ok(discover(server)),
+        Op::ListTools => {
             return match tools::list(server, session, caller.revision, params.as_ref()) {
                 Ok(mut list) => {
                     add_cache_hints(server, &mut list.more);
@@ -288,26 +292,19 @@ pub(super) fn post(
                 Err(error) => refuse(error),
             }
         }
-        // A tools-only host has no prompts or resources, and says so with
-        // empty lists: 2026-07-28 makes every list cacheable, and clients
-        // (and the conformance suite) expect each list method to answer
-        // with its hints rather than -32601.
-        "prompts/list" => Ok(json!({"prompts": []})),
-        "resources/list" => Ok(json!({"resources": []})),
-        "resources/templates/list" => Ok(json!({"resourceTemplates": []})),
-        "resources/read" => Err(RpcError::new(
+        Op::ListPrompts => Ok(json!({"prompts": []})),
+        Op::ListResources => Ok(json!({"resources": []})),
+        Op::ListResourceTemplates => Ok(json!({"resourceTemplates": []})),
+        Op::ReadResource => Err(RpcError::new(
             INVALID_PARAMS,
             "Resource not found: this server publishes no resources",
         )),
-        "initialize" | "ping" | "logging/setLevel" => Err(RpcError::new(
-            METHOD_NOT_FOUND,
-            format!("{method:?} does not exist in 2026-07-28, which needs no handshake; send the request itself with _meta"),
-        )),
-        other => Err(super::not_offered(other)),
+        // The handshake-era methods never pass `methods::find` here.
+        Op::Initialize | Op::Ping | Op::SetLogLevel => Err(methods::not_offered(&method)),
     };
     let cacheable = matches!(
-        method.as_str(),
-        "prompts/list" | "resources/list" | "resources/templates/list"
+        op,
+        Op::ListPrompts | Op::ListResources | Op::ListResourceTemplates
     );
     match result {
         Ok(mut result) => {

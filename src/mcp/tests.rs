@@ -200,7 +200,7 @@ fn requests_without_or_with_an_unknown_session_id_are_refused_and_plan_nothing()
     assert_eq!(body(&missing)["id"], 7);
     let unknown = responded(rig.in_session("nope", &ping));
     assert_eq!(unknown.status, 404);
-    assert_eq!(body(&unknown)["error"]["code"], -32001);
+    assert_eq!(body(&unknown)["error"]["code"], super::SESSION_NOT_FOUND);
     assert_eq!(rig.bad_requests(), 2);
 }
 
@@ -209,7 +209,7 @@ fn malformed_json_and_an_unsupported_version_header_are_400s() {
     let rig = rig();
     let parse = responded(post(&rig.server, &rig.session, &headers(&[]), b"{nope"));
     assert_eq!(parse.status, 400);
-    assert_eq!(body(&parse)["error"]["code"], -32700);
+    assert_eq!(body(&parse)["error"]["code"], PARSE_ERROR);
     let id = rig.initialize("2025-11-25");
     let version = responded(rig.post(
         &[
@@ -246,7 +246,7 @@ fn a_body_is_read_member_by_member_and_one_that_is_no_message_is_refused() {
     let broken = responded(raw(
         br#"{"extra": [1,], "jsonrpc": "2.0", "id": 3, "method": "ping"}"#,
     ));
-    assert_eq!(body(&broken)["error"]["code"], -32700);
+    assert_eq!(body(&broken)["error"]["code"], PARSE_ERROR);
     let huge = worked(raw(
         br#"{"extra": 1e400, "jsonrpc": "2.0", "id": 5, "method": "ping"}"#,
     ));
@@ -254,7 +254,7 @@ fn a_body_is_read_member_by_member_and_one_that_is_no_message_is_refused() {
     let huge_params = responded(raw(
         br#"{"jsonrpc": "2.0", "id": 6, "method": "ping", "params": {"x": 1e400}}"#,
     ));
-    assert_eq!(body(&huge_params)["error"]["code"], -32700);
+    assert_eq!(body(&huge_params)["error"]["code"], PARSE_ERROR);
     for not_a_message in [&b"\"ping\""[..], b"42", b"-1.5", b"true", b"null"] {
         let refused = responded(raw(not_a_message));
         assert_eq!(refused.status, 400);

@@ -72,9 +72,9 @@ fn current_tools(server: &Server, session: &dyn Session) -> Result<Vec<Tool>, Rp
 }
 
 /// A `tools/list` result. Each tool goes in as the text it rendered to
-/// once (see `Tool::rendered`): a list of a thousand tools is asked for
-/// on every request, and building it as a tree of copies cost ~10 µs a
-/// tool.
+/// once (see `Tool::rendered`): a list of a thousand tools may be asked
+/// for on every request, and building it as a tree of copies each time
+/// would repeat work whose result does not change.
 pub(crate) struct ToolList {
     tools: Vec<Tool>,
     revision: Revision,
@@ -114,8 +114,7 @@ impl Serialize for ToolList {
 
 /// FNV-1a, for the names in one tool list: they come from the application,
 /// not from a client, so they need no defence against chosen collisions,
-/// and SipHash cost 200 instructions a name — a third of a thousand-tool
-/// list.
+/// and SipHash's defence is a large share of a thousand-tool list.
 struct NameHasher(u64);
 
 impl Default for NameHasher {

@@ -7,11 +7,11 @@ use serde_json::Value;
 /// one buffer (two allocations per request, not two per header: this runs
 /// for every request). Names are kept in lower case, so that a lookup by
 /// a lower-case name (every one the host makes of its own) is a plain
-/// comparison of bytes: ~18 lookups a request compared each header's name
-/// letter by letter, ~3,000 instructions. The headers the host itself
-/// reads on every request are found once, as they are copied: a lookup of
-/// one of those by its lower-case name is an index (~10 lookups a tool
-/// call walked every header, ~1,000 instructions).
+/// comparison of bytes rather than a case-folding one letter by letter:
+/// a request is looked up in many times. The headers the host itself
+/// reads on every request are found once, as they are copied, so a lookup
+/// of one of those by its lower-case name is an index, not a walk over
+/// every header (what each cost is in BENCHMARKS.md).
 #[derive(Debug, Default)]
 pub(crate) struct Headers {
     text: String,

@@ -3,8 +3,8 @@
 //! A 2026-07-28 request carries its protocol version, the client's
 //! capabilities and identity in `params._meta`, under keys forty bytes
 //! long; any request may carry a progress token there. Built as a `Value`
-//! tree, that map, its keys and their lookups were ~8,000 instructions of a
-//! stateless call, more than the rest of its params. So a request's
+//! tree, that map, its keys and their lookups would cost a stateless call
+//! more than the rest of its params (BENCHMARKS.md). So a request's
 //! `params` is read with `_meta` split off into [`RequestMeta`] (see
 //! [`Params`]): the members the host reads are kept as sent, any other is
 //! parsed (its JSON checked as strictly as the rest of `params`) and

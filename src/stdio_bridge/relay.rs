@@ -25,17 +25,12 @@ use super::workers::Workers;
 use super::Ending;
 use crate::client::forward::{request_ids, Link, Unanswered, Upstream};
 use crate::client::{CancelHandle, ClientError};
+use crate::model::jsonrpc::{INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, SERVER_ERROR};
 use crate::sync::lock;
 
-/// JSON-RPC's code for a line that is not JSON.
-const PARSE_ERROR: i64 = -32700;
-/// JSON-RPC's code for JSON that is not a message.
-const INVALID_REQUEST: i64 = -32600;
-/// JSON-RPC's code for a fault of the receiver (here: of the way upstream).
-const INTERNAL_ERROR: i64 = -32603;
 /// The code of "the session has ended": the one the official SDKs name
 /// "connection closed", which is what it amounts to for the client.
-const SESSION_ENDED: i64 = -32000;
+const SESSION_ENDED: i64 = SERVER_ERROR;
 /// The code of "the server sent nothing in time", as the SDKs name it.
 const REQUEST_TIMEOUT: i64 = -32001;
 
@@ -527,6 +522,7 @@ fn describe(error: &ClientError) -> (i64, String, Option<Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::jsonrpc::HEADER_MISMATCH;
 
     #[test]
     fn only_a_refused_bearer_or_a_vanished_host_ends_the_session() {
@@ -581,13 +577,17 @@ mod tests {
     fn the_servers_own_error_reaches_the_client_unchanged() {
         let error = ClientError::Rpc {
             status: 400,
-            code: -32020,
+            code: HEADER_MISMATCH,
             message: "header mismatch".into(),
             data: Some(json!({"x": 1})),
         };
         assert_eq!(
             describe(&error),
-            (-32020, "header mismatch".to_owned(), Some(json!({"x": 1})))
+            (
+                HEADER_MISMATCH,
+                "header mismatch".to_owned(),
+                Some(json!({"x": 1}))
+            )
         );
         let (code, message, _) = describe(&ClientError::Timeout {
             waited: Duration::from_secs(2),

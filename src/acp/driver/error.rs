@@ -6,8 +6,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-/// ACP's error code for "authenticate first".
-pub(super) const AUTH_REQUIRED: i64 = -32000;
+use crate::model::jsonrpc::SERVER_ERROR;
+
+/// ACP's error code for "authenticate first": JSON-RPC's generic server
+/// error, which ACP gives that meaning.
+pub(super) const AUTH_REQUIRED: i64 = SERVER_ERROR;
 
 /// Why driving an agent failed. Each `Display` names the ACP method and
 /// what to try.

@@ -24,6 +24,7 @@ pub use updates::{
 
 use crate::child::Group;
 pub use crate::child::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::model::jsonrpc::METHOD_NOT_FOUND;
 use crate::sync::lock;
 use pipes::{Pipes, Silence, StderrHook};
 
@@ -35,9 +36,6 @@ pub const ACP_VERSION: u64 = 1;
 
 /// The default of [`Agent::set_timeout`].
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// JSON-RPC's code for a method the receiver does not offer.
-const METHOD_NOT_FOUND: i64 = -32601;
 
 /// An ACP agent process, driven over its stdin and stdout: start it,
 /// open a session that carries a [`ToolSession`]'s tools, and drive it

@@ -37,14 +37,11 @@ use crate::child::{Incoming, Input};
 use crate::client::answer::{cancelled_request, response_body, Refusal, ServerRequest, Withdrawal};
 use crate::client::call::{LogMessage, Progress};
 use crate::client::rpc::read_error;
-use crate::model::jsonrpc::RpcError;
+use crate::model::jsonrpc::{RpcError, INTERNAL_ERROR, METHOD_NOT_FOUND};
 use crate::sync::lock;
 
 use super::server::LogCallback;
 use super::skipped::{read_ends, Skipped};
-
-/// JSON-RPC's code for a method the receiver does not handle.
-const METHOD_NOT_FOUND: i64 = -32601;
 
 /// What reaches a waiting request.
 #[derive(Debug)]
@@ -244,13 +241,13 @@ impl Router {
         let reply = match (message.get("result"), message.get("error")) {
             (_, Some(error)) => Err(read_error(error).unwrap_or_else(|| {
                 RpcError::new(
-                    -32603,
+                    INTERNAL_ERROR,
                     format!("the server sent an error without a code and a message: {error}"),
                 )
             })),
             (Some(result), None) => Ok(result.clone()),
             (None, None) => Err(RpcError::new(
-                -32603,
+                INTERNAL_ERROR,
                 "the server answered with neither result nor error",
             )),
         };
@@ -389,7 +386,7 @@ mod tests {
             "params": {"progressToken": first, "progress": 1}}),
         ));
         router.receive(Incoming::Message(
-            json!({"jsonrpc": "2.0", "id": second, "error": {"code": -32601, "message": "no"}}),
+            json!({"jsonrpc": "2.0", "id": second, "error": {"code": METHOD_NOT_FOUND, "message": "no"}}),
         ));
         router.receive(Incoming::Message(
             json!({"jsonrpc": "2.0", "id": 99, "result": {}}),
@@ -401,7 +398,9 @@ mod tests {
         assert!(
             matches!(to_first.try_recv(), Ok(Delivery::Reply(Ok(r))) if r == json!({"ok": true}))
         );
-        assert!(matches!(to_second.try_recv(), Ok(Delivery::Reply(Err(e))) if e.code == -32601));
+        assert!(
+            matches!(to_second.try_recv(), Ok(Delivery::Reply(Err(e))) if e.code == METHOD_NOT_FOUND)
+        );
         assert!(to_first.try_recv().is_err() && to_second.try_recv().is_err());
         // An answer ends its request: a second one goes nowhere.
         router.receive(Incoming::Message(
@@ -495,7 +494,7 @@ mod tests {
             lock(&written.0).clone(),
             [
                 json!({"jsonrpc": "2.0", "id": 7, "result": {}}),
-                json!({"jsonrpc": "2.0", "id": 8, "error": {"code": -32601,
+                json!({"jsonrpc": "2.0", "id": 8, "error": {"code": METHOD_NOT_FOUND,
                     "message": "this client does not handle tasks/get"}}),
             ]
         );

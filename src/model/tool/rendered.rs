@@ -3,9 +3,9 @@
 //!
 //! The surface is asked for its tools on every `tools/list`, and a tool
 //! built once is handed out as clones of one `Arc`; rendering it afresh
-//! each time copied its schemas into a new tree, serialized the tree and
-//! dropped it — about 10 µs a tool. Kept here, the text is made on first
-//! use and spliced into each response as it is.
+//! each time would copy its schemas into a new tree, serialize the tree
+//! and drop it, for text that does not change. Kept here, the text is made
+//! on first use and spliced into each response as it is.
 //!
 //! So is the fact that the definition passed `Tool::validate`, which both
 //! `tools/list` (for every tool listed) and every call ask again.

@@ -1,0 +1,254 @@
+//! The one table of the MCP methods this host answers: each row names the
+//! method, the eras it exists in, and the server capability it implies.
+//!
+//! Both eras dispatch through [`find`] and both capability answers
+//! (`initialize`'s and `server/discover`'s) are read from [`METHODS`], so a
+//! method is added by one row here and one arm for its [`Op`] in each era
+//! that has it — the compiler's exhaustiveness check finds the arm that is
+//! missing, where two hand-kept `match`es on strings and two hand-kept
+//! capability objects could drift apart unnoticed.
+
+use serde_json::{json, Map, Value};
+
+use crate::model::jsonrpc::{RpcError, METHOD_NOT_FOUND};
+
+/// Which handler a method runs; each era matches on it exhaustively.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Op {
+    /// `initialize` (answered before the MCP session is looked up).
+    Initialize,
+    /// `ping`.
+    Ping,
+    /// `logging/setLevel`.
+    SetLogLevel,
+    /// `tools/list`.
+    ListTools,
+    /// `tools/call`.
+    CallTool,
+    /// `server/discover`.
+    Discover,
+    /// `subscriptions/listen`.
+    Listen,
+    /// `prompts/list`: always empty, with the era's cache hints.
+    ListPrompts,
+    /// `resources/list`: always empty, with the era's cache hints.
+    ListResources,
+    /// `resources/templates/list`: always empty, with the era's cache hints.
+    ListResourceTemplates,
+    /// `resources/read`: refused, as no resource exists.
+    ReadResource,
+}
+
+/// The eras a method exists in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Eras {
+    /// 2024-11-05 to 2025-11-25 only (inside an MCP session).
+    Stateful,
+    /// 2026-07-28 only.
+    Stateless,
+    /// Every revision.
+    Both,
+}
+
+impl Eras {
+    /// Whether the method exists in the stateless era (`true`) or the
+    /// stateful one (`false`).
+    fn has(self, stateless: bool) -> bool {
+        match self {
+            Eras::Both => true,
+            Eras::Stateful => !stateless,
+            Eras::Stateless => stateless,
+        }
+    }
+}
+
+/// The capability a method implies: its key in `capabilities`, and the
+/// object under it.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Capability {
+    /// Implies none (lifecycle and utility methods).
+    None,
+    /// `"tools": {"listChanged": true}`: the host sends
+    /// `notifications/tools/list_changed` when a bearer's surface changes.
+    Tools,
+    /// `"logging": {}`.
+    Logging,
+    /// `"prompts": {}`.
+    Prompts,
+    /// `"resources": {}`.
+    Resources,
+}
+
+impl Capability {
+    fn entry(self) -> Option<(&'static str, Value)> {
+        match self {
+            Capability::None => None,
+            Capability::Tools => Some(("tools", json!({"listChanged": true}))),
+            Capability::Logging => Some(("logging", Value::Object(Map::new()))),
+            Capability::Prompts => Some(("prompts", Value::Object(Map::new()))),
+            Capability::Resources => Some(("resources", Value::Object(Map::new()))),
+        }
+    }
+}
+
+/// One method the host answers.
+#[derive(Debug)]
+pub(super) struct Method {
+    /// The JSON-RPC method name.
+    pub(super) name: &'static str,
+    /// Which handler runs it.
+    pub(super) op: Op,
+    /// The eras it exists in.
+    pub(super) eras: Eras,
+    /// The capability it implies, advertised in the eras it exists in.
+    pub(super) capability: Capability,
+}
+
+const fn row(name: &'static str, op: Op, eras: Eras, capability: Capability) -> Method {
+    Method {
+        name,
+        op,
+        eras,
+        capability,
+    }
+}
+
+/// Every method, hottest first: dispatch scans the table in order.
+pub(super) const METHODS: &[Method] = &[
+    row("tools/call", Op::CallTool, Eras::Both, Capability::Tools),
+    row("tools/list", Op::ListTools, Eras::Both, Capability::Tools),
+    row("ping", Op::Ping, Eras::Stateful, Capability::None),
+    row(
+        "initialize",
+        Op::Initialize,
+        Eras::Stateful,
+        Capability::None,
+    ),
+    row(
+        "logging/setLevel",
+        Op::SetLogLevel,
+        Eras::Stateful,
+        Capability::Logging,
+    ),
+    row(
+        "server/discover",
+        Op::Discover,
+        Eras::Stateless,
+        Capability::None,
+    ),
+    row(
+        "subscriptions/listen",
+        Op::Listen,
+        Eras::Stateless,
+        Capability::None,
+    ),
+    // A tools-only host has no prompts or resources, and says so with
+    // empty lists: 2026-07-28 makes every list cacheable, and clients (and
+    // the conformance suite) expect each list method to answer with its
+    // hints rather than -32601. The handshake era keeps answering -32601.
+    row(
+        "prompts/list",
+        Op::ListPrompts,
+        Eras::Stateless,
+        Capability::Prompts,
+    ),
+    row(
+        "resources/list",
+        Op::ListResources,
+        Eras::Stateless,
+        Capability::Resources,
+    ),
+    row(
+        "resources/templates/list",
+        Op::ListResourceTemplates,
+        Eras::Stateless,
+        Capability::Resources,
+    ),
+    row(
+        "resources/read",
+        Op::ReadResource,
+        Eras::Stateless,
+        Capability::Resources,
+    ),
+];
+
+/// The handler of `method` in the stateless era (`stateless`) or the
+/// stateful one, or the error that answers it there: a method of the other
+/// era only is named as such, any other is not offered.
+pub(super) fn find(method: &str, stateless: bool) -> Result<Op, RpcError> {
+    match METHODS.iter().find(|m| m.name == method) {
+        Some(m) if m.eras.has(stateless) => Ok(m.op),
+        Some(_) if stateless => Err(RpcError::new(
+            METHOD_NOT_FOUND,
+            format!("{method:?} does not exist in 2026-07-28, which needs no handshake; send the request itself with _meta"),
+        )),
+        _ => Err(not_offered(method)),
+    }
+}
+
+/// The error for a method this tools-only server does not offer.
+pub(super) fn not_offered(method: &str) -> RpcError {
+    RpcError::new(
+        METHOD_NOT_FOUND,
+        format!("method {method:?} is not offered by this server, which serves tools only"),
+    )
+}
+
+/// The `capabilities` object of the stateless era (`stateless`) or the
+/// stateful one: the capabilities its methods imply.
+pub(super) fn capabilities(stateless: bool) -> Value {
+    let mut capabilities = Map::new();
+    for method in METHODS.iter().filter(|m| m.eras.has(stateless)) {
+        if let Some((key, value)) = method.capability.entry() {
+            capabilities.insert(key.into(), value);
+        }
+    }
+    Value::Object(capabilities)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_era_advertises_exactly_the_capabilities_of_the_methods_it_serves() {
+        assert_eq!(
+            capabilities(false),
+            json!({"tools": {"listChanged": true}, "logging": {}})
+        );
+        assert_eq!(
+            capabilities(true),
+            json!({"tools": {"listChanged": true}, "prompts": {}, "resources": {}})
+        );
+        assert!(capabilities(true).get("logging").is_none());
+        assert!(capabilities(false).get("prompts").is_none());
+    }
+
+    #[test]
+    fn a_method_of_one_era_only_is_not_found_in_the_other() {
+        assert_eq!(find("logging/setLevel", false).ok(), Some(Op::SetLogLevel));
+        let err = find("logging/setLevel", true).err().unwrap();
+        assert_eq!(err.code, METHOD_NOT_FOUND);
+        assert!(err.message.contains("does not exist in 2026-07-28"));
+        assert_eq!(find("prompts/list", true).ok(), Some(Op::ListPrompts));
+        let err = find("prompts/list", false).err().unwrap();
+        assert!(err.message.contains("serves tools only"));
+        assert!(find("nope", true)
+            .err()
+            .unwrap()
+            .message
+            .contains("serves tools only"));
+    }
+
+    #[test]
+    fn every_method_is_named_once() {
+        for (i, m) in METHODS.iter().enumerate() {
+            assert!(
+                METHODS[i + 1..].iter().all(|other| other.name != m.name),
+                "{} twice",
+                m.name
+            );
+        }
+        assert!(METHODS.len() > 1);
+    }
+}
