@@ -624,6 +624,17 @@ fn oversized_stdio_results_and_notifications_are_skipped_unread_and_the_server_r
         reports.is_empty(),
         "the oversized progress reached the agent"
     );
+    // The application hears that something was skipped, and how big it was.
+    let skipped = log.pick(|event| match event {
+        Event::ServerLog { server, data, .. } if server == "big" => Some(data.to_string()),
+        _ => None,
+    });
+    assert!(
+        skipped.iter().any(|text| text.contains("skipped unread")
+            && text.contains("262144")
+            && text.contains("StdioServer::max_message_bytes")),
+        "{skipped:?}"
+    );
     // The same process answers what fits: it was never restarted.
     let fine = client.call_tool("big_small", json!({})).unwrap();
     assert_eq!((fine.text(), fine.is_error), ("small".to_owned(), false));

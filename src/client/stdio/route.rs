@@ -20,7 +20,9 @@
 //!   two ends (`skipped.rs`): when they name the id of a waiting request,
 //!   that request fails ([`Delivery::TooLarge`]); when they show a request
 //!   or notification of the server, or an id that is none of ours, no
-//!   request does; when they say nothing, every waiting request fails —
+//!   request does, and a warning goes to
+//!   [`StdioServer::on_log`](super::StdioServer::on_log) (an
+//!   `Event::ServerLog` in a gateway); when they say nothing, every waiting request fails —
 //!   one of them waits for the line, and leaving it to its timeout is
 //!   worse than failing the others with it.
 //! - The end of the server's output, or the exit of its process (which a
@@ -38,10 +40,23 @@ use crate::client::answer::{cancelled_request, response_body, Refusal, ServerReq
 use crate::client::call::{LogMessage, Progress};
 use crate::client::rpc::read_error;
 use crate::model::jsonrpc::{RpcError, INTERNAL_ERROR, METHOD_NOT_FOUND};
+use crate::model::LogLevel;
 use crate::sync::lock;
 
 use super::server::LogCallback;
 use super::skipped::{read_ends, Skipped};
+
+/// The warning [`StdioServer::on_log`](super::StdioServer::on_log) hears
+/// when a request or notification of the server was skipped for its size.
+fn skipped_notice(size: u64, limit: usize) -> LogMessage {
+    LogMessage {
+        level: LogLevel::Warning,
+        logger: Some("toolhost".into()),
+        data: json!(format!(
+            "a message of {size} bytes from the server (a request or notification of its own) was skipped unread, past the limit of {limit} bytes (StdioServer::max_message_bytes)"
+        )),
+    }
+}
 
 /// What reaches a waiting request.
 #[derive(Debug)]
@@ -176,8 +191,16 @@ impl Router {
                 head,
                 tail,
             } => {
+                let ends = read_ends(&head, &tail);
+                if matches!(ends, Skipped::NotOurs) {
+                    // No request hears of it: the client's log is the one
+                    // place left to say that something was skipped.
+                    if let Some(callback) = &self.on_log {
+                        callback(&skipped_notice(size, limit));
+                    }
+                }
                 let state = lock(&self.state);
-                let failed: Vec<&Waiting> = match read_ends(&head, &tail) {
+                let failed: Vec<&Waiting> = match ends {
                     Skipped::Answer(id) => state.waiting.get(&id).into_iter().collect(),
                     Skipped::NotOurs => Vec::new(),
                     Skipped::Unknown => state.waiting.values().collect(),
