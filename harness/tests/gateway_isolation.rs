@@ -85,6 +85,19 @@ fn names(client: &mut Client) -> Vec<String> {
         .collect()
 }
 
+/// The session lists the application's own tool alone, and it answers at
+/// once: no server behind the gateway is waited for.
+fn only_the_application_serves(client: &mut Client) {
+    assert_eq!(names(client), ["echo"]);
+    assert_eq!(
+        client
+            .call_tool("echo", json!({"text": "now"}))
+            .unwrap()
+            .text(),
+        "now"
+    );
+}
+
 /// Calls `tool` on a client of its own, on a thread of its own; the result
 /// comes on the receiver.
 fn call_aside(session: &ToolSession, tool: &str) -> mpsc::Receiver<ToolResult> {
@@ -301,14 +314,7 @@ fn a_silent_http_server_is_not_waited_for_and_its_tools_join_when_it_answers() {
     let (host, session) = gateway(&log, vec![("slow", layer.clone())]);
     // Served from the first instant: the application's tools, no one else's.
     let mut client = session.client().unwrap();
-    assert_eq!(names(&mut client), ["echo"]);
-    assert_eq!(
-        client
-            .call_tool("echo", json!({"text": "now"}))
-            .unwrap()
-            .text(),
-        "now"
-    );
+    only_the_application_serves(&mut client);
     assert!(
         started.elapsed() < Duration::from_secs(2),
         "the gateway waited on the server"
@@ -493,14 +499,7 @@ fn a_silent_stdio_server_is_not_waited_for_and_fails_with_its_reason() {
     let log = EventLog::new();
     let (_host, session) = gateway(&log, vec![("mute", layer.clone())]);
     let mut client = session.client().unwrap();
-    assert_eq!(names(&mut client), ["echo"]);
-    assert_eq!(
-        client
-            .call_tool("echo", json!({"text": "now"}))
-            .unwrap()
-            .text(),
-        "now"
-    );
+    only_the_application_serves(&mut client);
     wait_for("failed", || {
         matches!(layer.status(), ServerStatus::Failed { .. })
     });
@@ -714,14 +713,7 @@ fn a_slow_stdio_server_is_not_waited_for_and_its_tools_join_when_it_answers() {
     let (_host, session) = gateway(&log, vec![("late", layer.clone())]);
     // Served at once, while the server still holds its `initialize`.
     let mut client = session.client().unwrap();
-    assert_eq!(names(&mut client), ["echo"]);
-    assert_eq!(
-        client
-            .call_tool("echo", json!({"text": "now"}))
-            .unwrap()
-            .text(),
-        "now"
-    );
+    only_the_application_serves(&mut client);
     assert_eq!(layer.status(), ServerStatus::Connecting);
     wait_for("ready", || ready(&layer));
     assert_eq!(names(&mut client), ["echo", "late_ping"]);
