@@ -15,6 +15,8 @@ need=()
 command -v wine >/dev/null || need+=(wine wine64)
 command -v x86_64-w64-mingw32-gcc >/dev/null || need+=(gcc-mingw-w64-x86-64)
 if [ ${#need[@]} -gt 0 ]; then
+    # A new machine's package lists may be empty or stale.
+    apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}"
 fi
 rustup target add "$target"
