@@ -28,8 +28,14 @@ x86_64-w64-mingw32-gcc --version | head -n 1
 export WINEPREFIX="$PWD/target/wine-prefix" WINEDEBUG=-all
 unset DISPLAY WAYLAND_DISPLAY
 if [ ! -f "$WINEPREFIX/system.reg" ]; then
-    wineboot -i 2>/dev/null
+    wineboot -i >/dev/null 2>&1 </dev/null
 fi
+# One wineserver, and Wine's own services, for the whole run, started here
+# with none of our pipes: one started by a test program inside $(...)
+# below would hold that pipe open after the program ended, and the
+# substitution would never return.
+wineserver -p >/dev/null 2>&1 </dev/null
+wineboot >/dev/null 2>&1 </dev/null
 
 shim=target/wine-shim/bcryptprimitives.dll
 mkdir -p "$(dirname "$shim")"
@@ -52,7 +58,18 @@ declare -A skip=(
     # option"), so the stand-in agent's sleeping grandchild outlives the
     # driver and holds the example's output open for its whole 120 s: the
     # test passes, late, without having checked anything (src/child/group.rs).
-    [acp]="--skip nothing_the_agent_started_outlives_the_driver"
+    #
+    # The misbehaving agents' tests (acp/misbehaving.rs) count the agent's
+    # grandchild and read its peak memory in /proc, which Windows has not,
+    # and their flood of 200,000 updates through Wine's pipes outlasts the
+    # program's own 300 s watchdog; the one that behaves still runs.
+    [acp]="--skip nothing_the_agent_started_outlives_the_driver
+        --skip a_flood_of_updates_and_garbage_around_every_answer_still_end_the_turn
+        --skip an_agent_that_crashes_mid_turn_fails_it_at_once_naming_its_status_and_last_words
+        --skip an_agent_that_crashes_at_startup_fails_initialize_at_once_naming_its_status
+        --skip an_agent_that_never_answers_the_prompt_fails_at_the_turn_timeout_and_is_ended
+        --skip a_64_mib_line_ends_the_turn_naming_size_and_setting_without_being_buffered
+        --skip the_agents_stderr_reaches_the_applications_hook_and_the_error_keeps_its_last_lines"
 )
 
 # cargo names each test program it built; its JSON says where.
@@ -89,10 +106,12 @@ while read -r name exe; do
     # shellcheck disable=SC2206 # the skip list is words
     args=(${skip[$name]:-})
     set +e
-    output=$(timeout 900 wine "$exe" "${args[@]}" 2>&1)
+    # stdin is the list being read: the program gets none.
+    output=$(timeout 900 wine "$exe" "${args[@]}" 2>&1 </dev/null)
     status=$?
     set -e
-    summary=$(grep -E '^test result:' <<<"$output" | tail -n 1)
+    # A program that died before its summary has none: not a reason to stop.
+    summary=$(grep -E '^test result:' <<<"$output" | tail -n 1 || true)
     p=$(sed -n 's/.* \([0-9]*\) passed.*/\1/p' <<<"$summary")
     f=$(sed -n 's/.* \([0-9]*\) failed.*/\1/p' <<<"$summary")
     i=$(sed -n 's/.* \([0-9]*\) ignored.*/\1/p' <<<"$summary")
