@@ -242,6 +242,10 @@ fn the_agents_cancellation_reaches_the_remote_handler() {
 }
 
 #[test]
+#[cfg_attr(
+    not(target_os = "linux"),
+    ignore = "off Linux a host that shut down says no farewell on a kept connection, so the call ends at its deadline, not at once (ToolHost::shutdown)"
+)]
 fn a_remote_server_shut_down_mid_session_is_a_clear_tool_error_and_the_local_tools_still_serve() {
     let remote_host = host();
     let remote = remote_host.open_session(counting());
