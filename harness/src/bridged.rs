@@ -19,6 +19,27 @@ use toolhost::{
 
 use crate::{call_stream, get_stream, wait_for, Item, McpClient};
 
+/// The names of the tools `client` is offered now, in order.
+pub fn tool_names(client: &mut Client) -> Vec<String> {
+    client
+        .list_tools()
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect()
+}
+
+/// The application's own `echo` (of [`app`]) answers `text` at once.
+pub fn echo_answers(client: &mut Client, text: &str) {
+    assert_eq!(
+        client
+            .call_tool("echo", json!({"text": text}))
+            .unwrap()
+            .text(),
+        text
+    );
+}
+
 /// The application's own tool: `echo`, which returns its `text`.
 pub fn app() -> StaticSurface {
     StaticSurface::new()

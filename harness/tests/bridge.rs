@@ -15,7 +15,7 @@ use toolhost::{
 };
 use toolhost_tests::bridged::{
     asking_remote, check_cancellation_relayed, check_list_change_relayed, check_python_sdk_bridged,
-    check_withdrawal_relayed, gateway,
+    check_withdrawal_relayed, gateway, tool_names,
 };
 use toolhost_tests::{EventLog, McpClient};
 
@@ -39,15 +39,6 @@ fn stateful_layer_of(remote: &ToolSession) -> toolhost::McpServerBuilder {
             .header("Authorization", &remote.authorization())
             .era(Era::Stateful),
     )
-}
-
-fn names(client: &mut Client) -> Vec<String> {
-    client
-        .list_tools()
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect()
 }
 
 /// A remote tool that reports progress three times and returns a sum.
@@ -118,7 +109,7 @@ fn the_remote_tools_are_listed_qualified_and_a_call_is_forwarded_with_its_progre
     let local_host = host();
     let session = local_host.open_session(gateway(layer_of(&remote).connect().unwrap()));
     let mut client = session.client().unwrap();
-    assert_eq!(names(&mut client), ["echo", "remote_count"]);
+    assert_eq!(tool_names(&mut client), ["echo", "remote_count"]);
 
     let mut reports = Vec::new();
     let result = client
@@ -161,7 +152,7 @@ fn an_unqualified_layer_lists_the_servers_own_names() {
     let local_host = host();
     let session = local_host.open_session(gateway(layer));
     let mut client = session.client().unwrap();
-    assert_eq!(names(&mut client), ["echo", "count"]);
+    assert_eq!(tool_names(&mut client), ["echo", "count"]);
     let result = client.call_tool("count", json!({"from": 2})).unwrap();
     assert_eq!(result.structured_content, Some(json!({"from": 2, "to": 3})));
     assert!(
@@ -195,7 +186,7 @@ fn names_that_cannot_be_qualified_are_left_out_and_reported() {
     let local_host = ToolHost::bind(log.hook(HostConfig::default())).unwrap();
     let session = local_host.open_session(layer_of(&remote).connect().unwrap());
     let mut client = session.client().unwrap();
-    assert_eq!(names(&mut client), ["remote_files_write"]);
+    assert_eq!(tool_names(&mut client), ["remote_files_write"]);
     let faults = log.pick(|event| match event {
         Event::SurfaceFault { message } => Some(message.clone()),
         _ => None,

@@ -17,7 +17,7 @@ use toolhost::{
     Event, HostConfig, LayeredSurface, McpServerBuilder, McpServerLayer, ServerStatus,
     StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession,
 };
-use toolhost_tests::bridged::app;
+use toolhost_tests::bridged::{app, echo_answers, tool_names};
 use toolhost_tests::{get_stream, wait_for, EventLog, McpClient, Switch};
 
 /// A remote host serving `surface`, with room for many calls at once (the
@@ -76,26 +76,11 @@ fn ready(layer: &McpServerLayer) -> bool {
     matches!(layer.status(), ServerStatus::Ready { .. })
 }
 
-fn names(client: &mut Client) -> Vec<String> {
-    client
-        .list_tools()
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect()
-}
-
 /// The session lists the application's own tool alone, and it answers at
 /// once: no server behind the gateway is waited for.
 fn only_the_application_serves(client: &mut Client) {
-    assert_eq!(names(client), ["echo"]);
-    assert_eq!(
-        client
-            .call_tool("echo", json!({"text": "now"}))
-            .unwrap()
-            .text(),
-        "now"
-    );
+    assert_eq!(tool_names(client), ["echo"]);
+    echo_answers(client, "now");
 }
 
 /// Calls `tool` on a client of its own, on a thread of its own; the result
@@ -172,7 +157,7 @@ fn calls_piled_on_a_hung_http_server_leave_the_apps_tools_and_other_servers_serv
     // not one piled call has; the list is answered from what the layers
     // hold, without asking the hung server.
     let mut client = session.client().unwrap();
-    assert_eq!(names(&mut client), ["echo", "slow_wait", "other_ping"]);
+    assert_eq!(tool_names(&mut client), ["echo", "slow_wait", "other_ping"]);
     let echoed = client
         .call_tool("echo", json!({"text": "still here"}))
         .unwrap();
@@ -338,7 +323,7 @@ fn a_silent_http_server_is_not_waited_for_and_its_tools_join_when_it_answers() {
     let changed = events.next_message().expect("a list change");
     assert_eq!(changed["method"], "notifications/tools/list_changed");
     wait_for("ready", || ready(&layer));
-    assert_eq!(names(&mut client), ["echo", "slow_ping"]);
+    assert_eq!(tool_names(&mut client), ["echo", "slow_ping"]);
     assert_eq!(layer.status(), ServerStatus::Ready { tools: 1 });
     let seen = statuses(&log, "slow");
     assert!(
@@ -369,11 +354,11 @@ fn an_http_server_that_goes_away_takes_its_tools_and_brings_them_back_when_it_re
     let (_host, session) = gateway(&log, vec![("slow", layer.clone())]);
     wait_for("ready", || ready(&layer));
     let mut client = session.client().unwrap();
-    assert_eq!(names(&mut client), ["echo", "slow_ping"]);
+    assert_eq!(tool_names(&mut client), ["echo", "slow_ping"]);
 
     switch.down();
     wait_for("the tools left", || layer.count() == 0);
-    assert_eq!(names(&mut client), ["echo"]);
+    assert_eq!(tool_names(&mut client), ["echo"]);
     assert!(!ready(&layer));
     assert_eq!(
         client
@@ -385,7 +370,7 @@ fn an_http_server_that_goes_away_takes_its_tools_and_brings_them_back_when_it_re
 
     switch.up();
     wait_for("back", || ready(&layer));
-    assert_eq!(names(&mut client), ["echo", "slow_ping"]);
+    assert_eq!(tool_names(&mut client), ["echo", "slow_ping"]);
     assert_eq!(
         client.call_tool("slow_ping", json!({})).unwrap().text(),
         "pong"
@@ -504,7 +489,7 @@ fn a_silent_stdio_server_is_not_waited_for_and_fails_with_its_reason() {
         matches!(layer.status(), ServerStatus::Failed { .. })
     });
     assert!(layer.last_error().is_some());
-    assert_eq!(names(&mut client), ["echo"]);
+    assert_eq!(tool_names(&mut client), ["echo"]);
 }
 
 #[test]
@@ -557,18 +542,12 @@ fn a_stdio_server_that_crashes_is_started_again_and_its_tools_stay() {
         layer.process_id().is_some_and(|pid| pid != first)
     });
     assert_eq!(
-        names(&mut client),
+        tool_names(&mut client),
         ["echo", "fragile_crash", "fragile_ping"]
     );
     let pinged = client.call_tool("fragile_ping", json!({})).unwrap();
     assert_eq!((pinged.text(), pinged.is_error), ("ping".to_owned(), false));
-    assert_eq!(
-        client
-            .call_tool("echo", json!({"text": "x"}))
-            .unwrap()
-            .text(),
-        "x"
-    );
+    echo_answers(&mut client, "x");
 }
 
 #[test]
@@ -694,14 +673,8 @@ fn a_tool_list_past_the_limit_keeps_the_server_out_saying_why_and_the_app_servin
         "{reason}"
     );
     let mut client = session.client().unwrap();
-    assert_eq!(names(&mut client), ["echo"]);
-    assert_eq!(
-        client
-            .call_tool("echo", json!({"text": "x"}))
-            .unwrap()
-            .text(),
-        "x"
-    );
+    assert_eq!(tool_names(&mut client), ["echo"]);
+    echo_answers(&mut client, "x");
 }
 
 #[test]
@@ -716,7 +689,7 @@ fn a_slow_stdio_server_is_not_waited_for_and_its_tools_join_when_it_answers() {
     only_the_application_serves(&mut client);
     assert_eq!(layer.status(), ServerStatus::Connecting);
     wait_for("ready", || ready(&layer));
-    assert_eq!(names(&mut client), ["echo", "late_ping"]);
+    assert_eq!(tool_names(&mut client), ["echo", "late_ping"]);
     assert_eq!(
         client.call_tool("late_ping", json!({})).unwrap().text(),
         "ping"
