@@ -27,14 +27,21 @@ x86_64-w64-mingw32-gcc --version | head -n 1
 # A prefix of the CI's own, made once; console programs need no display.
 export WINEPREFIX="$PWD/target/wine-prefix" WINEDEBUG=-all
 unset DISPLAY WAYLAND_DISPLAY
+# A wineserver of this prefix left by an earlier run that was cut short
+# would make `wineserver -p` below refuse to start (exit 2).
+wineserver -k 2>/dev/null || true
+trap 'wineserver -k 2>/dev/null || true' EXIT
 if [ ! -f "$WINEPREFIX/system.reg" ]; then
     wineboot -i >/dev/null 2>&1 </dev/null
+    # wineboot leaves its own wineserver running for a few seconds; a
+    # persistent one cannot start beside it.
+    wineserver -w
 fi
 # One wineserver, and Wine's own services, for the whole run, started here
 # with none of our pipes: one started by a test program inside $(...)
 # below would hold that pipe open after the program ended, and the
 # substitution would never return.
-wineserver -p >/dev/null 2>&1 </dev/null
+wineserver -p >/dev/null 2>&1 </dev/null || { echo "wineserver -p failed (exit $?)"; exit 1; }
 wineboot >/dev/null 2>&1 </dev/null
 
 shim=target/wine-shim/bcryptprimitives.dll
@@ -125,8 +132,8 @@ while read -r name exe; do
     fi
 done <<<"$programs"
 
-# Nothing of this prefix is left running.
-wineserver -k 2>/dev/null || true
+# Nothing of this prefix is left running (the EXIT trap ends the
+# wineserver).
 for name in "${!skip[@]}"; do
     echo "skipped under Wine ($name): ${skip[$name]}"
 done
