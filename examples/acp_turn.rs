@@ -58,7 +58,7 @@ const USAGE: &str = "usage: acp_turn [--prompt TEXT] [--permission allow|reject]
 
 fn main() -> ExitCode {
     // A stdio entry starts this program again: that copy relays and exits.
-    toolhost::stdio_bridge::run_if_requested();
+    toolhost::relay::run_if_requested();
     run_cli(std::env::args().skip(1))
 }
 

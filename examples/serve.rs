@@ -391,7 +391,7 @@ fn shell_word(text: &str) -> String {
 pub(crate) fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The "stdio" entry starts this program again: that copy relays to the
     // session and exits here.
-    toolhost::stdio_bridge::run_if_requested();
+    toolhost::relay::run_if_requested();
     let host = ToolHost::bind(
         HostConfig::default()
             .server_name("toolhost-demo")
@@ -418,7 +418,7 @@ pub(crate) fn main() -> Result<(), Box<dyn std::error::Error>> {
         "url": session.url(),
         "authorization": session.authorization(),
         "acp": session.acp_mcp_servers(),
-        "stdio": session.stdio_bridge_entry()?,
+        "stdio": session.stdio_relay_entry()?,
     });
     let mut stdout = io::stdout().lock();
     writeln!(stdout, "{first_line}")?;
@@ -444,7 +444,7 @@ pub(crate) fn main() -> Result<(), Box<dyn std::error::Error>> {
     writeln!(
         stdout,
         "\nFor an agent without HTTP entries, the stdio entry (it starts this program as a relay):\n{}",
-        serde_json::to_string_pretty(&session.stdio_bridge_entry()?)?
+        serde_json::to_string_pretty(&session.stdio_relay_entry()?)?
     )?;
     // Each agent's one line; the bearer reaches it through a file only this
     // user can read, or the environment the line starts it with.

@@ -1,4 +1,4 @@
-//! A standalone stdio bridge, for an application that cannot have an agent
+//! A standalone stdio relay, for an application that cannot have an agent
 //! start the application itself again (a GUI bundle, a program whose
 //! `main` it does not own, an FFI host): ship this small program beside
 //! it, and hand the agent the session's stdio entry with its `command`
@@ -6,16 +6,16 @@
 //!
 //! ```no_run
 //! # use toolhost::{HostConfig, StaticSurface, ToolHost};
-//! # toolhost::stdio_bridge::run_if_requested();
+//! # toolhost::relay::run_if_requested();
 //! # let host = ToolHost::bind(HostConfig::default())?;
 //! # let session = host.open_session(StaticSurface::new());
-//! let mut entry = session.stdio_bridge_entry()?;
+//! let mut entry = session.stdio_relay_entry()?;
 //! entry["command"] = "/opt/myapp/stdio_relay".into();
 //! # Ok::<(), toolhost::Error>(())
 //! ```
 //!
 //! The relay is the same code the re-executed application runs
-//! (`toolhost::stdio_bridge`): it reads the session's URL and bearer from
+//! (`toolhost::relay`): it reads the session's URL and bearer from
 //! `TOOLHOST_BRIDGE_URL` and `TOOLHOST_BRIDGE_AUTHORIZATION` — never from
 //! its arguments, which every user of the machine can read — and relays
 //! newline-delimited JSON-RPC between its stdin/stdout and the session
@@ -30,15 +30,15 @@
 
 use std::process::ExitCode;
 
-use toolhost::stdio_bridge::{AUTHORIZATION_VAR, URL_VAR};
+use toolhost::relay::{AUTHORIZATION_VAR, URL_VAR};
 
 fn main() -> ExitCode {
     // With the two variables set, this relays and exits.
-    toolhost::stdio_bridge::run_if_requested();
+    toolhost::relay::run_if_requested();
     eprintln!(
         "stdio_relay: {URL_VAR} is not set. This program is started by an agent (or any MCP \
          stdio client) from a toolhost session's stdio entry, whose env carries {URL_VAR} and \
-         {AUTHORIZATION_VAR}; see ToolSession::stdio_bridge_entry."
+         {AUTHORIZATION_VAR}; see ToolSession::stdio_relay_entry."
     );
     ExitCode::from(2)
 }

@@ -27,7 +27,7 @@
 //! entry it announced shows up as a turn in which the host served nothing;
 //! force the other kind with [`ToolSession::acp_mcp_servers_using`](crate::ToolSession::acp_mcp_servers_using). The
 //! stdio entry starts the running program again as a relay to the session
-//! ([`crate::stdio_bridge`]).
+//! ([`crate::relay`]).
 //!
 //! With the `acp-driver` feature this module also holds `Agent`, a blocking
 //! ACP client that starts an agent in a process group of its own, opens a
@@ -57,7 +57,7 @@ pub use driver::{
     DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TIMEOUT, DEFAULT_TURN_TIMEOUT,
 };
 
-pub(crate) use entries::{mcp_servers_using, stdio_bridge_entry};
+pub(crate) use entries::{mcp_servers_using, stdio_relay_entry};
 pub use entries::{AgentMcpSupport, McpTransport};
 
 use serde_json::{json, Value};

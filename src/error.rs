@@ -83,7 +83,7 @@ pub enum Error {
         problem: String,
     },
     /// The stdio `mcpServers` entry cannot be offered (see
-    /// [`ToolSession::stdio_bridge_entry`](crate::ToolSession::stdio_bridge_entry)).
+    /// [`ToolSession::stdio_relay_entry`](crate::ToolSession::stdio_relay_entry)).
     StdioEntry {
         /// Why, and what to do instead.
         problem: String,

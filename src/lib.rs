@@ -231,7 +231,7 @@
 //! announced it and a stdio entry otherwise (the agents behind that rule
 //! are listed in [`acp`]). The stdio entry starts this program again, with
 //! the session in its environment; a program that offers it begins `main`
-//! with [`stdio_bridge::run_if_requested`], which turns that copy into a
+//! with [`relay::run_if_requested`], which turns that copy into a
 //! relay between the agent's stdio and the session.
 //!
 //! # Events and logs
@@ -268,7 +268,7 @@
 // with the feature it needs. Nightly-only, so stable builds never see it.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 // Without the `client` feature the docs still name what it adds (the
-// client, the stdio bridge, `McpServerLayer`), so that they read the same
+// client, the stdio relay, `McpServerLayer`), so that they read the same
 // in every build; those links have no target then, and are left dead
 // rather than worded twice.
 #![cfg_attr(not(feature = "client"), allow(rustdoc::broken_intra_doc_links))]
@@ -277,13 +277,11 @@
 // `error`, `event`, `schema`, `child`: child processes spoken to in JSON
 // lines), the vocabulary (`model`), the handler side (`call`), the sans-IO
 // protocol core (`mcp`), the runtime (`runtime`), and the shell (`http`,
-// `host`, `session`, `config`, `acp`, `stdio_bridge`). Each uses only
+// `host`, `session`, `config`, `acp`, `relay`). Each uses only
 // those before it; `client` builds on the vocabulary and `child`, and
-// `bridge` (another MCP server as a surface) on `call` and `client`.
+// `upstream` (another MCP server as a surface) on `call` and `client`.
 pub mod acp;
 mod base64;
-#[cfg(feature = "client")]
-mod bridge;
 mod call;
 #[cfg(any(feature = "client", feature = "acp-driver"))]
 mod child;
@@ -300,20 +298,16 @@ mod mcp;
 mod model;
 #[cfg(test)]
 mod readme;
+#[cfg(feature = "client")]
+pub mod relay;
 mod runtime;
 mod schema;
 mod session;
 mod sse;
-#[cfg(feature = "client")]
-pub mod stdio_bridge;
 mod sync;
-
 #[cfg(feature = "client")]
-pub use bridge::{
-    McpServerBuilder, McpServerLayer, DEFAULT_MAX_RELAY_BYTES, DEFAULT_RECONNECT_FIRST,
-    DEFAULT_RECONNECT_MAX, DEFAULT_SERVER_CALLS, DEFAULT_SERVER_CALL_TIMEOUT, DEFAULT_SERVER_QUEUE,
-    DEFAULT_SERVER_REFRESH,
-};
+mod upstream;
+
 pub use call::{
     surface_fn, AskError, CallContext, CallLine, Elicitation, Filtered, FnSurface, InputRequest,
     LayeredBuilder, LayeredSurface, Reply, SessionLink, StaticSurface, SurfaceBuilder, ToolError,
@@ -334,3 +328,9 @@ pub use model::{
 };
 pub use schema::{Schema, Violation, Violations};
 pub use session::{write_private_file, ToolSession};
+#[cfg(feature = "client")]
+pub use upstream::{
+    McpServerBuilder, McpServerLayer, DEFAULT_MAX_RELAY_BYTES, DEFAULT_RECONNECT_FIRST,
+    DEFAULT_RECONNECT_MAX, DEFAULT_SERVER_CALLS, DEFAULT_SERVER_CALL_TIMEOUT, DEFAULT_SERVER_QUEUE,
+    DEFAULT_SERVER_REFRESH,
+};

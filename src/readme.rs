@@ -135,8 +135,8 @@ fn the_readme_states_the_client_and_relay_timeouts_as_the_code_sets_them() {
     pinned(&readme, secs(crate::client::DEFAULT_CONNECT_TIMEOUT), |n| {
         format!("a TCP connect {n} s (`ClientBuilder::connect_timeout`)")
     });
-    pinned(&readme, secs(crate::stdio_bridge::RELAY_TIMEOUT), |n| {
-        format!("leaves silent for {n} s (`stdio_bridge::RELAY_TIMEOUT`)")
+    pinned(&readme, secs(crate::relay::RELAY_TIMEOUT), |n| {
+        format!("leaves silent for {n} s (`relay::RELAY_TIMEOUT`)")
     });
     pinned(&readme, secs(crate::DEFAULT_SERVER_REFRESH), |n| {
         format!("and every {n} seconds (`refresh_every`)")

@@ -11,7 +11,7 @@ use std::sync::{Arc, Weak};
 use serde_json::Value;
 
 use crate::acp;
-use crate::call::link::SessionPort;
+use crate::call::session_link::SessionPort;
 use crate::call::surface::Adopting;
 use crate::call::{SessionLink, ToolSurface};
 #[cfg(feature = "client")]
@@ -189,7 +189,7 @@ impl ToolSession {
     /// use serde_json::json;
     /// use toolhost::{HostConfig, StaticSurface, ToolHost};
     ///
-    /// toolhost::stdio_bridge::run_if_requested(); // first thing in main
+    /// toolhost::relay::run_if_requested(); // first thing in main
     /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
     /// let session = host.open_session(StaticSurface::new());
     ///
@@ -206,7 +206,7 @@ impl ToolSession {
     /// ```
     ///
     /// # Errors
-    /// As [`ToolSession::stdio_bridge_entry`], when stdio is the choice.
+    /// As [`ToolSession::stdio_relay_entry`], when stdio is the choice.
     pub fn acp_mcp_servers_for(&self, initialize_result: &Value) -> Result<Value, Error> {
         let support = acp::AgentMcpSupport::from_initialize(initialize_result);
         self.acp_mcp_servers_using(support.transport(), initialize_result)
@@ -223,7 +223,7 @@ impl ToolSession {
     /// use toolhost::acp::McpTransport;
     /// use toolhost::{HostConfig, StaticSurface, ToolHost};
     ///
-    /// toolhost::stdio_bridge::run_if_requested();
+    /// toolhost::relay::run_if_requested();
     /// let host = ToolHost::bind(HostConfig::default())?;
     /// let session = host.open_session(StaticSurface::new());
     /// let v2 = json!({"protocolVersion": 2, "capabilities": {"session": {"mcp": {"http": {}}}}});
@@ -236,7 +236,7 @@ impl ToolSession {
     /// ```
     ///
     /// # Errors
-    /// As [`ToolSession::stdio_bridge_entry`], for
+    /// As [`ToolSession::stdio_relay_entry`], for
     /// [`McpTransport::Stdio`](acp::McpTransport::Stdio).
     pub fn acp_mcp_servers_using(
         &self,
@@ -253,11 +253,11 @@ impl ToolSession {
     }
 
     /// The ACP stdio entry (v1 shape, no `type`) that reaches this session
-    /// through the stdio bridge: `{"name", "command", "args": [], "env":
+    /// through the stdio relay: `{"name", "command", "args": [], "env":
     /// [{"name", "value"}, …]}`, where `command` is the absolute path of
     /// the running program and `env` carries the session's URL and bearer
-    /// ([`URL_VAR`](crate::stdio_bridge::URL_VAR),
-    /// [`AUTHORIZATION_VAR`](crate::stdio_bridge::AUTHORIZATION_VAR)) —
+    /// ([`URL_VAR`](crate::relay::URL_VAR),
+    /// [`AUTHORIZATION_VAR`](crate::relay::AUTHORIZATION_VAR)) —
     /// never the arguments, which `ps` shows to every user. Any MCP stdio
     /// client can start it. The bearer is a secret: do not log the entry.
     ///
@@ -265,10 +265,10 @@ impl ToolSession {
     /// # #[cfg(feature = "client")] {
     /// use toolhost::{HostConfig, StaticSurface, ToolHost};
     ///
-    /// toolhost::stdio_bridge::run_if_requested();
+    /// toolhost::relay::run_if_requested();
     /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
     /// let session = host.open_session(StaticSurface::new());
-    /// let entry = session.stdio_bridge_entry()?;
+    /// let entry = session.stdio_relay_entry()?;
     /// assert_eq!(entry["name"], "myapp");
     /// assert_eq!(entry["command"], std::env::current_exe().unwrap().to_str().unwrap());
     /// assert_eq!(entry["env"][0]["value"], session.url());
@@ -284,7 +284,7 @@ impl ToolSession {
     /// # use toolhost::{HostConfig, StaticSurface, ToolHost};
     /// let host = ToolHost::bind(HostConfig::default())?;
     /// let session = host.open_session(StaticSurface::new());
-    /// let refused = session.stdio_bridge_entry().unwrap_err();
+    /// let refused = session.stdio_relay_entry().unwrap_err();
     /// assert!(refused.to_string().contains("run_if_requested"));
     /// # }
     /// # Ok::<(), toolhost::Error>(())
@@ -292,12 +292,12 @@ impl ToolSession {
     ///
     /// # Errors
     /// [`Error::StdioEntry`] when the program has not called
-    /// [`run_if_requested`](crate::stdio_bridge::run_if_requested) (the
+    /// [`run_if_requested`](crate::relay::run_if_requested) (the
     /// copy the agent starts would run the whole program again), when its
     /// path is unknown or not UTF-8, or when toolhost was built without its
     /// `client` feature, which the bridge runs on.
-    pub fn stdio_bridge_entry(&self) -> Result<Value, Error> {
-        acp::stdio_bridge_entry(self.server_name(), &self.url(), &self.authorization())
+    pub fn stdio_relay_entry(&self) -> Result<Value, Error> {
+        acp::stdio_relay_entry(self.server_name(), &self.url(), &self.authorization())
     }
 }
 

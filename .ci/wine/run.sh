@@ -52,9 +52,9 @@ x86_64-w64-mingw32-gcc -O2 -shared -s -o "$shim" \
 # The black-box tests: every program of harness/tests but threads (Linux
 # only: it reads /proc, and is empty elsewhere). The tests in them that
 # need Python or Node are ignored unless asked for, as on Linux.
-tests=(acp ask bridge bridge_stdio client concurrency core fuzz gateway hostile
+tests=(acp ask bridge bridge_stdio client concurrency core fuzz hostile
     list_changes logging long_calls resume revocation schema setup stateless
-    stdio_bridge stdio_client tools typed)
+    registry relay stdio_client tools typed)
 
 # Tests that cannot run under Wine, by binary, with the Wine limitation
 # that stops each (none of them a Windows one). Tests that cannot run on

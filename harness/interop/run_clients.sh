@@ -10,7 +10,7 @@
 #   python-stdio:legacy python-stdio:stateless python-stdio:auto
 #                                                            (mcp==2.3.0's stdio client
 #                                                             starting the example's "stdio"
-#                                                             entry: the stdio bridge)
+#                                                             entry: the stdio relay)
 #   ts-sdk:legacy                                            (@modelcontextprotocol/sdk 1.32.2)
 #   ts-client:legacy ts-client:stateless ts-client:auto      (@modelcontextprotocol/client 2.4.0)
 # or only the ones named on the command line.

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use toolhost::client::{CallOptions, ClientError, Era, StdioServer};
-use toolhost::stdio_bridge::{AUTHORIZATION_VAR, URL_VAR};
+use toolhost::relay::{AUTHORIZATION_VAR, URL_VAR};
 use toolhost::{
     Elicitation, Event, HostConfig, Icon, LogLevel, McpServerLayer, StaticSurface, Tool,
     ToolAnnotations, ToolHost, ToolOutcome, ToolRegistry, ToolSession,

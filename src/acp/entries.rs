@@ -5,7 +5,7 @@
 //! Choosing is a pure function of the answer ([`AgentMcpSupport`]); the
 //! stdio entry also needs the path of the running program and proof that
 //! the program will relay when started again
-//! ([`run_if_requested`](crate::stdio_bridge::run_if_requested)), and the
+//! ([`run_if_requested`](crate::relay::run_if_requested)), and the
 //! `client` feature the bridge runs on.
 
 use serde_json::{json, Value};
@@ -21,7 +21,7 @@ pub enum McpTransport {
     Http,
     /// `{"name", "command", "args", "env"}` (with `"type": "stdio"` in ACP
     /// v2): the agent starts this program again, which relays to the
-    /// session ([`crate::stdio_bridge`]).
+    /// session ([`crate::relay`]).
     Stdio,
 }
 
@@ -127,7 +127,7 @@ pub(crate) fn mcp_servers_using(
     match transport {
         McpTransport::Http => Ok(super::mcp_servers(name, url, authorization)),
         McpTransport::Stdio => {
-            let mut entry = stdio_bridge_entry(name, url, authorization)?;
+            let mut entry = stdio_relay_entry(name, url, authorization)?;
             if support.typed_entries() {
                 entry["type"] = "stdio".into();
             }
@@ -144,7 +144,7 @@ pub(crate) fn mcp_servers_using(
 /// `command` (an absolute path), `args` and `env`, an array of
 /// `EnvVariable` `{name, value}`; v2 adds `"type": "stdio"`
 /// (`docs/protocol/v2/migration.mdx`, "MCP server configuration").
-pub(crate) fn stdio_bridge_entry(
+pub(crate) fn stdio_relay_entry(
     name: &str,
     url: &str,
     authorization: &str,
@@ -162,7 +162,7 @@ pub(crate) fn stdio_bridge_entry(
 /// for the relay.
 #[cfg(feature = "client")]
 fn bridge_env(url: &str, authorization: &str) -> Value {
-    use crate::stdio_bridge::{AUTHORIZATION_VAR, URL_VAR};
+    use crate::relay::{AUTHORIZATION_VAR, URL_VAR};
     json!([
         {"name": URL_VAR, "value": url},
         {"name": AUTHORIZATION_VAR, "value": authorization},
@@ -179,9 +179,9 @@ fn bridge_env(_url: &str, _authorization: &str) -> Value {
 #[cfg(feature = "client")]
 fn bridge_command() -> Result<String, Error> {
     let problem = |problem: String| Error::StdioEntry { problem };
-    if !crate::stdio_bridge::was_checked() {
+    if !crate::relay::was_checked() {
         return Err(problem(
-            "this program has not called toolhost::stdio_bridge::run_if_requested(); call it first \
+            "this program has not called toolhost::relay::run_if_requested(); call it first \
              thing in main, since the entry starts this program again and only that call makes the \
              copy relay instead of running the whole program (or offer McpTransport::Http)"
                 .into(),
@@ -205,7 +205,7 @@ fn bridge_command() -> Result<String, Error> {
 fn bridge_command() -> Result<String, Error> {
     Err(Error::StdioEntry {
         problem:
-            "toolhost was built without its \"client\" feature, which the stdio bridge runs on; \
+            "toolhost was built without its \"client\" feature, which the stdio relay runs on; \
                   enable it, or offer McpTransport::Http"
                 .into(),
     })
@@ -266,7 +266,7 @@ mod tests {
     #[test]
     #[cfg(feature = "client")]
     fn the_chosen_entries_follow_the_agents_version() {
-        crate::stdio_bridge::run_if_requested();
+        crate::relay::run_if_requested();
         let host = ToolHost::bind(HostConfig::default().server_name("myapp")).unwrap();
         let session = host.open_session(StaticSurface::new());
 
@@ -332,7 +332,7 @@ mod tests {
     #[test]
     #[cfg(feature = "client")]
     fn the_application_can_force_either_kind() {
-        crate::stdio_bridge::run_if_requested();
+        crate::relay::run_if_requested();
         let host = ToolHost::bind(HostConfig::default()).unwrap();
         let session = host.open_session(StaticSurface::new());
         let announces_http = v1(json!({"http": true}));

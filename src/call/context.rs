@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use super::ask::{AskError, Asking, Elicitation, InputRequest, Round};
+use super::call_link::{CallLink, Cancellation, Gone};
 use super::fallible::ToolError;
-use super::port::{CallLink, Cancellation, Gone};
 use crate::model::{ClientInfo, LogLevel, Revision};
 use crate::sync::lock;
 

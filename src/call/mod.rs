@@ -4,15 +4,15 @@
 //! typed arguments and replies, and the [`ToolError`] that makes `?` work.
 //!
 //! A context reaches the runtime through one narrow port
-//! ([`port::CallLink`]), never through the session table or the stream
+//! ([`call_link::CallLink`]), never through the session table or the stream
 //! hub, so the runtime can change without touching what handlers see.
 
 pub(crate) mod ask;
+pub(crate) mod call_link;
 pub(crate) mod context;
 pub(crate) mod fallible;
 pub(crate) mod line;
-pub(crate) mod link;
-pub(crate) mod port;
+pub(crate) mod session_link;
 pub(crate) mod surface;
 pub(crate) mod typed;
 
@@ -20,7 +20,7 @@ pub use ask::{AskError, Elicitation, InputRequest};
 pub use context::CallContext;
 pub use fallible::ToolError;
 pub use line::CallLine;
-pub use link::SessionLink;
+pub use session_link::SessionLink;
 pub use surface::{
     surface_fn, Filtered, FnSurface, LayeredBuilder, LayeredSurface, StaticSurface, SurfaceBuilder,
     ToolRegistry, ToolSurface,

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::context::CallContext;
 use super::fallible::ToolError;
 use super::line::CallLine;
-use super::link::{Links, SessionLink};
+use super::session_link::{Links, SessionLink};
 use super::typed::{typed_tool, Reply};
 use crate::error::Error;
 use crate::event::LOG_TARGET;

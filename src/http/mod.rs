@@ -112,8 +112,8 @@ enum Credential<'a> {
 
 const ALLOW: &str = "GET, POST, DELETE";
 
-fn forbidden(service: &Server, why: &str) -> HttpResponse {
-    service.refuse(
+fn forbidden(server: &Server, why: &str) -> HttpResponse {
+    server.refuse(
         403,
         None,
         &RpcError::new(SERVER_ERROR, format!("Forbidden: {why}")),
@@ -190,7 +190,7 @@ pub(crate) fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
 
 /// Decides everything the headers can decide, reading no body.
 pub(crate) fn admit(transport: &Arc<Transport>, head: &Head) -> Result<Admitted, HttpResponse> {
-    let service = &transport.runtime.server;
+    let server = &transport.runtime.server;
     // One pass: the total size, and any header that may appear only once
     // appearing again (names are in lower case).
     let mut header_bytes = 0;
@@ -209,23 +209,23 @@ pub(crate) fn admit(transport: &Arc<Transport>, head: &Head) -> Result<Admitted,
             INVALID_REQUEST,
             format!("Request Header Fields Too Large: at most {MAX_HEADERS} headers and {MAX_HEADER_BYTES} bytes of them"),
         );
-        return Err(service.refuse(431, None, &error));
+        return Err(server.refuse(431, None, &error));
     }
     if let Some(name) = repeated {
         let error = RpcError::new(
             INVALID_REQUEST,
             format!("Bad Request: the {name} header appears more than once"),
         );
-        return Err(service.refuse(400, None, &error));
+        return Err(server.refuse(400, None, &error));
     }
     match head.headers.get("host") {
         None => {
             let error = RpcError::new(INVALID_REQUEST, "Bad Request: the Host header is missing");
-            return Err(service.refuse(400, None, &error));
+            return Err(server.refuse(400, None, &error));
         }
         Some(host) if !host_allowed(host, transport.ip, transport.port) => {
             return Err(forbidden(
-                service,
+                server,
                 "the Host header does not name this loopback server",
             ))
         }
@@ -234,7 +234,7 @@ pub(crate) fn admit(transport: &Arc<Transport>, head: &Head) -> Result<Admitted,
     if let Some(origin) = head.headers.get("origin") {
         if !origin_allowed(origin, &transport.allowed_origins) {
             return Err(forbidden(
-                service,
+                server,
                 "requests from this Origin are not allowed",
             ));
         }
@@ -253,7 +253,7 @@ pub(crate) fn admit(transport: &Arc<Transport>, head: &Head) -> Result<Admitted,
                     INVALID_REQUEST,
                     "Not Found: the MCP endpoint of this server is /mcp",
                 );
-                return Err(service.refuse(404, None, &error));
+                return Err(server.refuse(404, None, &error));
             }
         }
     };
@@ -266,7 +266,7 @@ pub(crate) fn admit(transport: &Arc<Transport>, head: &Head) -> Result<Admitted,
                 INVALID_REQUEST,
                 format!("Method Not Allowed: {other} is not served; use {ALLOW}"),
             );
-            let mut response = service.refuse(405, None, &error);
+            let mut response = server.refuse(405, None, &error);
             response.headers.push(("Allow", ALLOW.into()));
             return Err(response);
         }
@@ -285,7 +285,7 @@ pub(crate) fn admit(transport: &Arc<Transport>, head: &Head) -> Result<Admitted,
                         INVALID_REQUEST,
                         "Bad Request: a capability URL carries its own credential; send no Authorization header with it, or the same bearer",
                     );
-                    return Err(service.refuse(400, None, &error));
+                    return Err(server.refuse(400, None, &error));
                 }
             }
             token
@@ -300,7 +300,7 @@ pub(crate) fn admit(transport: &Arc<Transport>, head: &Head) -> Result<Admitted,
     };
     let entry = transport.table.authenticate(token).map_err(unauthorized)?;
     let accepts_stream = if verb == Verb::Post {
-        check_media_types(service, &head.headers)?
+        check_media_types(server, &head.headers)?
     } else {
         false
     };
@@ -331,7 +331,7 @@ const SINGLE_HEADERS: [&str; 7] = [
 /// A POST body must be JSON (415 otherwise, when a type is given), and the
 /// client must accept one of the two answers a POST can get (406). Returns
 /// whether it accepts an event stream.
-fn check_media_types(service: &Server, headers: &Headers) -> Result<bool, HttpResponse> {
+fn check_media_types(server: &Server, headers: &Headers) -> Result<bool, HttpResponse> {
     if let Some(content_type) = headers.get("content-type") {
         let media = content_type.split(';').next().unwrap_or("").trim();
         if !media.eq_ignore_ascii_case("application/json") {
@@ -339,7 +339,7 @@ fn check_media_types(service: &Server, headers: &Headers) -> Result<bool, HttpRe
                 INVALID_REQUEST,
                 format!("Unsupported Media Type: {media:?}; send the JSON-RPC message as Content-Type: application/json"),
             );
-            return Err(service.refuse(415, None, &error));
+            return Err(server.refuse(415, None, &error));
         }
     }
     let Some(accept) = headers.get("accept") else {
@@ -351,7 +351,7 @@ fn check_media_types(service: &Server, headers: &Headers) -> Result<bool, HttpRe
             INVALID_REQUEST,
             "Not Acceptable: answers are application/json or text/event-stream; accept both",
         );
-        return Err(service.refuse(406, None, &error));
+        return Err(server.refuse(406, None, &error));
     }
     Ok(stream)
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::call::port::Gone;
+use crate::call::call_link::Gone;
 use crate::mcp::{self, StreamOpen};
 use crate::model::http::{Headers, HttpResponse};
 use crate::model::jsonrpc::{failure, RpcError, SERVER_ERROR};

@@ -128,12 +128,12 @@ pub(crate) fn read_initialize(params: Option<&Value>) -> Result<Caller, RpcError
 }
 
 /// The `initialize` result for the negotiated revision.
-pub(crate) fn initialize_result(service: &Server, revision: Revision) -> Value {
+pub(crate) fn initialize_result(server: &Server, revision: Revision) -> Value {
     let mut server_info = Map::new();
-    server_info.insert("name".into(), service.name.clone().into());
-    server_info.insert("version".into(), service.version.clone().into());
+    server_info.insert("name".into(), server.name.clone().into());
+    server_info.insert("version".into(), server.version.clone().into());
     if revision.has_structured_content() {
-        if let Some(title) = &service.title {
+        if let Some(title) = &server.title {
             server_info.insert("title".into(), title.clone().into());
         }
     }
@@ -141,7 +141,7 @@ pub(crate) fn initialize_result(service: &Server, revision: Revision) -> Value {
     result.insert("protocolVersion".into(), revision.as_str().into());
     result.insert("capabilities".into(), super::methods::capabilities(false));
     result.insert("serverInfo".into(), Value::Object(server_info));
-    if let Some(instructions) = &service.instructions {
+    if let Some(instructions) = &server.instructions {
         result.insert("instructions".into(), instructions.clone().into());
     }
     Value::Object(result)

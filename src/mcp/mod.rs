@@ -52,7 +52,7 @@ const SESSION_NOT_FOUND: i64 = -32001;
 /// What the core needs of the bearer's session: its tool surface, and the
 /// MCP sessions (`Mcp-Session-Id`) opened under it. The state lives with
 /// the runtime; the core reads and changes it only through these calls.
-pub(crate) trait Session {
+pub(crate) trait BearerState {
     /// The surface, asked afresh on every request.
     fn surface(&self) -> &dyn ToolSurface;
     /// Opens an MCP session for `caller` under a fresh id, and returns it.
@@ -66,7 +66,12 @@ pub(crate) trait Session {
 }
 
 /// Plans a POST to the MCP endpoint.
-pub(crate) fn post(server: &Server, session: &dyn Session, headers: &Headers, body: &[u8]) -> Plan {
+pub(crate) fn post(
+    server: &Server,
+    session: &dyn BearerState,
+    headers: &Headers,
+    body: &[u8],
+) -> Plan {
     let body = match jsonrpc::parse(body) {
         Ok(body) => body,
         Err(err) => {
@@ -126,7 +131,7 @@ fn stateless_header(headers: &Headers) -> bool {
 /// the host sends `notifications/tools/list_changed`, or with
 /// `Last-Event-ID` the resumption of a response stream whose connection
 /// dropped.
-pub(crate) fn get(server: &Server, session: &dyn Session, headers: &Headers) -> Plan {
+pub(crate) fn get(server: &Server, session: &dyn BearerState, headers: &Headers) -> Plan {
     if stateless_header(headers) {
         return Plan::Respond(stateless::method_not_allowed(server));
     }
@@ -156,7 +161,11 @@ pub(crate) fn get(server: &Server, session: &dyn Session, headers: &Headers) -> 
 }
 
 /// Handles a DELETE: ends the MCP session named by `Mcp-Session-Id`.
-pub(crate) fn delete(server: &Server, session: &dyn Session, headers: &Headers) -> HttpResponse {
+pub(crate) fn delete(
+    server: &Server,
+    session: &dyn BearerState,
+    headers: &Headers,
+) -> HttpResponse {
     if stateless_header(headers) {
         return stateless::method_not_allowed(server);
     }
@@ -241,7 +250,7 @@ fn unknown_session() -> RpcError {
 /// The MCP session a non-`initialize` message belongs to, or the refusal.
 fn find_session(
     server: &Server,
-    session: &dyn Session,
+    session: &dyn BearerState,
     headers: &Headers,
     request_id: Option<&Value>,
 ) -> Result<Caller, HttpResponse> {

@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::lifecycle::{self, Caller};
 use super::methods::{self, Op};
 use super::plan::{CallKey, Plan, Step, Work};
-use super::{find_session, tools, Server, Session};
+use super::{find_session, tools, BearerState, Server};
 use crate::model::http::{Headers, HttpResponse};
 use crate::model::jsonrpc::{
     classify, failure, success, Invalid, Message, RpcError, INVALID_REQUEST,
@@ -18,7 +18,7 @@ use crate::model::LogLevel;
 /// Plans one JSON-RPC message, as classified.
 pub(super) fn one(
     server: &Server,
-    session: &dyn Session,
+    session: &dyn BearerState,
     headers: &Headers,
     message: Result<Message, Invalid>,
 ) -> Plan {
@@ -56,7 +56,7 @@ pub(super) fn one(
 /// Plans a batch (2025-03-26 only).
 pub(super) fn batch(
     server: &Server,
-    session: &dyn Session,
+    session: &dyn BearerState,
     headers: &Headers,
     items: Vec<Value>,
 ) -> Plan {
@@ -104,7 +104,7 @@ pub(super) fn batch(
 
 fn initialize(
     server: &Server,
-    session: &dyn Session,
+    session: &dyn BearerState,
     id: &Value,
     params: Option<&Value>,
 ) -> HttpResponse {
@@ -122,7 +122,7 @@ fn initialize(
 /// One request's messages, inside a known MCP session.
 struct Turn<'a> {
     server: &'a Server,
-    session: &'a dyn Session,
+    session: &'a dyn BearerState,
     caller: Caller,
 }
 

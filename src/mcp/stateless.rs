@@ -17,7 +17,7 @@ use serde_json::{json, Map, Value};
 use super::lifecycle::Caller;
 use super::methods::{self, Op};
 use super::plan::{Plan, Step, Work};
-use super::{streams, tools, Server, Session};
+use super::{streams, tools, BearerState, Server};
 use crate::model::http::{Headers, HttpResponse};
 use crate::model::jsonrpc::{
     success, Invalid, Message, RpcError, HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS,
@@ -226,7 +226,7 @@ fn discover(server: &Server) -> Value {
 /// Plans one stateless-era POST body.
 pub(super) fn post(
     server: &Server,
-    session: &dyn Session,
+    session: &dyn BearerState,
     headers: &Headers,
     message: Result<Message, Invalid>,
 ) -> Plan {

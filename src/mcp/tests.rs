@@ -20,7 +20,7 @@ struct Fake {
     next: Cell<u32>,
 }
 
-impl Session for Fake {
+impl BearerState for Fake {
     fn surface(&self) -> &dyn ToolSurface {
         &self.surface
     }

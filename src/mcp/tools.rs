@@ -17,7 +17,7 @@ use super::lifecycle::Caller;
 use super::plan::{CallKey, CallPlan, Rounds};
 use super::result::{self, CANCELLED_TEXT, FAILED_TEXT};
 use super::stateless::complete;
-use super::{Server, Session};
+use super::{BearerState, Server};
 use crate::call::panic_message;
 use crate::call::surface::{self, visible_tools};
 use crate::event::Event;
@@ -32,7 +32,7 @@ use crate::schema::describe;
 
 /// The surface's tools now, with any that break the rules left out (and
 /// reported), or `Err` when `list_tools` panicked.
-fn current_tools(server: &Server, session: &dyn Session) -> Result<Vec<Tool>, RpcError> {
+fn current_tools(server: &Server, session: &dyn BearerState) -> Result<Vec<Tool>, RpcError> {
     // The host asks each tool's predicate itself (inside the catch: a
     // predicate is the application's code), whatever the surface did.
     let listed =
@@ -138,7 +138,7 @@ impl Hasher for NameHasher {
 /// `tools/list`. The host never issues cursors, so any cursor is unknown.
 pub(crate) fn list(
     server: &Server,
-    session: &dyn Session,
+    session: &dyn BearerState,
     revision: Revision,
     params: Option<&Value>,
 ) -> Result<ToolList, RpcError> {
@@ -189,7 +189,7 @@ pub(crate) type Refusal = Result<Value, RpcError>;
 /// the tool's header parameters must match its arguments.
 pub(crate) fn plan(
     server: &Server,
-    session: &dyn Session,
+    session: &dyn BearerState,
     caller: &Caller,
     request_id: &Value,
     mut params: Option<Value>,
@@ -243,7 +243,7 @@ pub(crate) fn plan(
 /// surface method can make an unlisted tool callable. A surface's tool
 /// that breaks the naming rules is refused here exactly as it is left out
 /// of `tools/list`.
-fn find_tool(server: &Server, session: &dyn Session, name: &str) -> Result<Tool, Refusal> {
+fn find_tool(server: &Server, session: &dyn BearerState, name: &str) -> Result<Tool, Refusal> {
     let found = catch_unwind(AssertUnwindSafe(|| {
         surface::find_tool(session.surface(), name)
     }));

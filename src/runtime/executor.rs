@@ -26,8 +26,8 @@ use std::sync::{Arc, Mutex, Weak};
 
 use super::calls::Admitted;
 use super::{Job, Lane, Runtime};
+use crate::call::call_link::Cancellation;
 use crate::call::line::CallLine;
-use crate::call::port::Cancellation;
 use crate::event::Event;
 use crate::mcp::{self, Step, StepResult};
 use crate::sync::lock;

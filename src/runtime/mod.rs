@@ -24,7 +24,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::call::port::Gone;
+use crate::call::call_link::Gone;
 use crate::mcp::{self, Server, Step, StepResult, Work};
 use crate::model::http::HttpResponse;
 

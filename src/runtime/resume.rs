@@ -22,7 +22,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::call::port::Gone;
+use crate::call::call_link::Gone;
 use crate::sse;
 use crate::sync::lock;
 

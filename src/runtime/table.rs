@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use super::resume::CallStreams;
 use super::Outlet;
-use crate::call::port::{Answer, Cancellation};
+use crate::call::call_link::{Answer, Cancellation};
 use crate::call::ToolSurface;
 use crate::crypto::{constant_time_eq, hex, random_bytes, random_hex, unhex};
 use crate::event::AuthRefusal;
@@ -174,7 +174,7 @@ pub(crate) struct SessionEntry {
 
 /// The MCP core's view of the session: its surface and its MCP sessions,
 /// each call taking the lock only for its own step.
-impl mcp::Session for SessionEntry {
+impl mcp::BearerState for SessionEntry {
     fn surface(&self) -> &dyn ToolSurface {
         &*self.surface
     }
@@ -478,10 +478,10 @@ mod tests {
     struct Dead;
 
     impl Outlet for Dead {
-        fn notify(&self, _: &Value) -> Result<(), crate::call::port::Gone> {
+        fn notify(&self, _: &Value) -> Result<(), crate::call::call_link::Gone> {
             unreachable!("a dead outlet is never upgraded")
         }
-        fn keep_alive(&self) -> Result<(), crate::call::port::Gone> {
+        fn keep_alive(&self) -> Result<(), crate::call::call_link::Gone> {
             unreachable!("a dead outlet is never upgraded")
         }
         fn answer(&self, _: &Value) {}

@@ -4,7 +4,7 @@ toolhost's client interop test.
 Usage: server.py [--stdio]   (run with harness/interop/.venv/bin/python; see run.sh)
 
 With --stdio it serves the same tools over stdio instead (newline-delimited JSON-RPC on
-stdin/stdout, the SDK's own stdio transport), for toolhost's stdio bridge; it then prints
+stdin/stdout, the SDK's own stdio transport), for toolhost's stdio relay; it then prints
 nothing else and exits when stdin closes.
 
 Binds 127.0.0.1 on a free port and prints one JSON line first:

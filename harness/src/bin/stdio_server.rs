@@ -1,6 +1,6 @@
 //! Stdio MCP servers for the tests of toolhost's stdio client and bridge.
 //!
-//! - With the stdio relay's two variables set (`toolhost::stdio_bridge`):
+//! - With the stdio relay's two variables set (`toolhost::relay`):
 //!   the crate's relay in front of a session the test opened, so that the
 //!   test decides the server's tools and sees their calls. Before relaying
 //!   it writes one line to stderr, `stdio_server: relaying as process PID`,
@@ -39,7 +39,7 @@ use std::io::{self, BufRead, Write};
 use std::process::ExitCode;
 
 use serde_json::{json, Value};
-use toolhost::stdio_bridge::{AUTHORIZATION_VAR, URL_VAR};
+use toolhost::relay::{AUTHORIZATION_VAR, URL_VAR};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -68,7 +68,7 @@ fn main() -> ExitCode {
         eprintln!("stdio_server: relaying as process {}", std::process::id());
     }
     // With the variables set, this relays and exits.
-    toolhost::stdio_bridge::run_if_requested();
+    toolhost::relay::run_if_requested();
     eprintln!(
         "stdio_server: set {URL_VAR} and {AUTHORIZATION_VAR} to a session's URL and authorization, or pass --scripted LOG"
     );

@@ -228,7 +228,7 @@ pub fn a_v2_agent_gets_a_typed_stdio_entry_and_refuses_an_untyped_one() {
         .acp_mcp_servers_for(&init["result"])
         .expect("entries");
     assert_eq!(servers[0]["type"], "stdio", "{servers}");
-    let untyped = json!([session.stdio_bridge_entry().expect("entry")]);
+    let untyped = json!([session.stdio_relay_entry().expect("entry")]);
     let refusal = raw.request(
         2,
         "session/new",

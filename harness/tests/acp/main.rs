@@ -37,7 +37,7 @@ const ACP_TURN: &str = "--acp-turn";
 
 fn main() -> ExitCode {
     // A stdio entry names this binary: that copy relays and exits here.
-    toolhost::stdio_bridge::run_if_requested();
+    toolhost::relay::run_if_requested();
     let args: Vec<String> = env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some(STANDIN) => standin::main(args.get(1).map_or("", String::as_str)),
@@ -419,7 +419,7 @@ fn an_agent_without_http_gets_the_stdio_entry_and_reaches_the_tools_through_the_
 fn the_stand_in_takes_the_sessions_stdio_entry_in_either_acp_version() {
     let host = ToolHost::bind(HostConfig::default().server_name("myapp")).expect("bind");
     let session = host.open_session(StaticSurface::new());
-    let v1 = session.stdio_bridge_entry().expect("entry");
+    let v1 = session.stdio_relay_entry().expect("entry");
     let parsed = standin::parse_stdio_entry(&v1, false).expect("the session's v1 entry");
     assert_eq!(parsed.name, "myapp");
     assert!(parsed.args.is_empty());

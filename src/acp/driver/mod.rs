@@ -47,7 +47,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
 ///
 /// # #[cfg(feature = "client")]
-/// toolhost::stdio_bridge::run_if_requested(); // for agents that need a stdio entry
+/// toolhost::relay::run_if_requested(); // for agents that need a stdio entry
 /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
 /// let tools = host.open_session(StaticSurface::new().tool(
 ///     Tool::new("echo", "Echoes text."),

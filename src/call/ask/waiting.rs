@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use crate::call::port::{Answer, CallLink, Cancellation, Gone};
+use crate::call::call_link::{Answer, CallLink, Cancellation, Gone};
 use crate::sync::lock;
 
 use super::{AskError, InputRequest};

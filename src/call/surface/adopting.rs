@@ -12,11 +12,11 @@ use super::sealed::Token;
 use super::ToolSurface;
 use crate::call::context::CallContext;
 use crate::call::line::CallLine;
-use crate::call::link::{serving, SessionLink};
+use crate::call::session_link::{serving, SessionLink};
 use crate::model::{Tool, ToolOutcome};
 
 /// The surface a session is opened on, as the host keeps it: its list is
-/// asked for with the session named (see `call::link::serving`).
+/// asked for with the session named (see `call::session_link::serving`).
 pub(crate) struct Adopting {
     inner: Box<dyn ToolSurface>,
     /// Set once the session exists, before anything can be asked.

@@ -18,7 +18,7 @@ use super::sealed::Token;
 use super::{call_detached, find_tool, visible_tools, ToolSurface};
 use crate::call::context::CallContext;
 use crate::call::line::CallLine;
-use crate::call::link::{Links, SessionLink};
+use crate::call::session_link::{Links, SessionLink};
 use crate::event::Event;
 use crate::model::{Tool, ToolOutcome};
 use crate::sync::lock;

@@ -20,7 +20,7 @@ use super::sealed::Token;
 use super::{admit, call_detached, untyped, Handler, ToolSurface};
 use crate::call::context::CallContext;
 use crate::call::fallible::ToolError;
-use crate::call::link::{Links, SessionLink};
+use crate::call::session_link::{Links, SessionLink};
 use crate::call::typed::{typed_tool, Reply};
 use crate::error::Error;
 use crate::event::LOG_TARGET;

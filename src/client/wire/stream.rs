@@ -25,7 +25,7 @@ const STREAM_END_GRACE: Duration = Duration::from_millis(100);
 
 /// Who takes the JSON-RPC messages of one request's answer, and says when
 /// the answer is complete: the client's own calls ([`CallInbox`](super::CallInbox)), or a
-/// relay that forwards every message as it is (`forward.rs`).
+/// relay that forwards every message as it is (`client/passthrough.rs`).
 pub(crate) trait Inbox {
     /// What a complete answer comes to.
     type Answer;

@@ -1,4 +1,4 @@
-//! The stdio bridge's relay, driven as a stdio MCP client drives it: JSON-RPC
+//! The stdio relay's relay, driven as a stdio MCP client drives it: JSON-RPC
 //! lines in, lines out, against a really bound host. The relay runs in this
 //! process over in-memory pipes (`tests/acp/` runs it as the process an agent
 //! starts).
@@ -11,7 +11,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use toolhost::stdio_bridge::{Ending, Relay};
+use toolhost::relay::{Ending, Relay};
 use toolhost::{
     Elicitation, HostConfig, LogLevel, StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession,
 };
@@ -742,7 +742,7 @@ struct RelayProcess {
 impl RelayProcess {
     fn start(url: &str, authorization: &str) -> RelayProcess {
         use std::process::{Command, Stdio};
-        use toolhost::stdio_bridge::{AUTHORIZATION_VAR, URL_VAR};
+        use toolhost::relay::{AUTHORIZATION_VAR, URL_VAR};
         let mut relay = Command::new(env!("CARGO_BIN_EXE_stdio_server"))
             .env(URL_VAR, url)
             .env(AUTHORIZATION_VAR, authorization)

@@ -19,7 +19,7 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
 use std::time::Duration;
 
-use crate::client::forward::Link;
+use crate::client::passthrough::Link;
 use crate::sync::lock;
 
 /// How long a thread waits for a job before it leaves.
@@ -53,7 +53,7 @@ impl Workers {
         drop(state);
         let shared = Arc::clone(&self.shared);
         thread::Builder::new()
-            .name("stdio-bridge-request".into())
+            .name("stdio-relay-request".into())
             .spawn(move || work(&shared, job))
             .map(drop)
     }

@@ -4,7 +4,7 @@
 //!
 //! Not every agent takes an HTTP `mcpServers` entry; ACP requires only
 //! stdio of them. For those, the session's stdio entry
-//! ([`ToolSession::stdio_bridge_entry`](crate::ToolSession::stdio_bridge_entry),
+//! ([`ToolSession::stdio_relay_entry`](crate::ToolSession::stdio_relay_entry),
 //! chosen for you by
 //! [`ToolSession::acp_mcp_servers_for`](crate::ToolSession::acp_mcp_servers_for))
 //! names the absolute path of the running program as the command, with no
@@ -18,7 +18,7 @@
 //! ```no_run
 //! // First thing in `main`: in the copy an agent started, this relays and
 //! // exits; everywhere else it returns at once.
-//! toolhost::stdio_bridge::run_if_requested();
+//! toolhost::relay::run_if_requested();
 //! // … the application, which binds a host and opens sessions …
 //! ```
 //!
@@ -58,7 +58,7 @@
 //! own: `examples/stdio_relay.rs` is the whole program, [`Relay`] over
 //! stdin and stdout.
 
-mod relay;
+mod threads;
 mod workers;
 
 use std::env;
@@ -68,7 +68,7 @@ use std::process;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::client::forward::Upstream;
+use crate::client::passthrough::Passthrough;
 use crate::client::ClientError;
 
 /// The environment variable that carries the session's URL to the relay.
@@ -94,7 +94,7 @@ pub(crate) fn was_checked() -> bool {
     CHECKED.load(Ordering::SeqCst)
 }
 
-/// Relays and exits when this process was started as a stdio bridge;
+/// Relays and exits when this process was started as a stdio relay;
 /// returns at once otherwise. Call it first thing in `main`.
 ///
 /// It looks for [`URL_VAR`]; when that is set, the process is the copy an
@@ -106,13 +106,13 @@ pub(crate) fn was_checked() -> bool {
 /// be used (a message on stderr says why).
 ///
 /// Calling it is also what makes
-/// [`ToolSession::stdio_bridge_entry`](crate::ToolSession::stdio_bridge_entry)
+/// [`ToolSession::stdio_relay_entry`](crate::ToolSession::stdio_relay_entry)
 /// available: an entry that starts this program is refused until the
 /// program has shown that its copy will relay.
 ///
 /// ```
 /// // Without the variables (as here), it returns at once.
-/// toolhost::stdio_bridge::run_if_requested();
+/// toolhost::relay::run_if_requested();
 /// ```
 pub fn run_if_requested() {
     CHECKED.store(true, Ordering::SeqCst);
@@ -129,7 +129,7 @@ pub fn run_if_requested() {
         )),
     };
     let relay = relay.unwrap_or_else(|problem| {
-        eprintln!("toolhost stdio bridge: {problem}");
+        eprintln!("toolhost stdio relay: {problem}");
         process::exit(2)
     });
     // Stdin is read on a thread of its own, which a lock cannot go to.
@@ -144,7 +144,7 @@ pub fn run_if_requested() {
 ///
 /// ```
 /// use std::io::Cursor;
-/// use toolhost::stdio_bridge::{Ending, Relay};
+/// use toolhost::relay::{Ending, Relay};
 /// use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
 ///
 /// let host = ToolHost::bind(HostConfig::default())?;
@@ -171,7 +171,7 @@ pub fn run_if_requested() {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Relay {
-    upstream: Upstream,
+    upstream: Passthrough,
 }
 
 impl Relay {
@@ -186,7 +186,7 @@ impl Relay {
     /// value that cannot be a header.
     pub fn new(url: &str, authorization: &str) -> Result<Relay, ClientError> {
         Ok(Relay {
-            upstream: Upstream::new(url, authorization, RELAY_TIMEOUT)?,
+            upstream: Passthrough::new(url, authorization, RELAY_TIMEOUT)?,
         })
     }
 
@@ -201,7 +201,7 @@ impl Relay {
         R: BufRead + Send + 'static,
         W: Write + Send + 'static,
     {
-        relay::run(self.upstream, input, output)
+        threads::run(self.upstream, input, output)
     }
 }
 

@@ -55,7 +55,7 @@ use serde_json::{json, Value};
 
 use crate::call::context::CallContext;
 use crate::call::line::CallLine;
-use crate::call::link::{Links, SessionLink};
+use crate::call::session_link::{Links, SessionLink};
 use crate::call::surface::sealed::Token;
 use crate::call::surface::ToolSurface;
 use crate::client::{

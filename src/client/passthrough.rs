@@ -1,9 +1,9 @@
 //! Forwarding JSON-RPC messages the client did not write: the HTTP half of
-//! the stdio bridge (`crate::stdio_bridge`), which carries a stdio MCP
+//! the stdio relay (`crate::relay`), which carries a stdio MCP
 //! client's messages to a Streamable HTTP endpoint and everything the
 //! endpoint answers back, unchanged.
 //!
-//! The messages are not rebuilt, only routed: [`Upstream`] decides each
+//! The messages are not rebuilt, only routed: [`Passthrough`] decides each
 //! message's headers the way the client that wrote it would have, had it
 //! spoken HTTP itself — `Mcp-Session-Id` and `MCP-Protocol-Version` of the
 //! MCP session once an `initialize` has opened one, or for a message of
@@ -43,7 +43,7 @@ const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 /// The endpoint a relay forwards to, and the MCP session its client opened
 /// there.
 #[derive(Debug)]
-pub(crate) struct Upstream {
+pub(crate) struct Passthrough {
     settings: Settings,
     /// Set by the answer to `initialize`: the negotiated revision and the
     /// `Mcp-Session-Id`, sent with every later message of the stateful era.
@@ -65,7 +65,7 @@ enum Route {
     Stateless { version: String },
 }
 
-impl Upstream {
+impl Passthrough {
     /// The endpoint `url`, reached with `authorization` as the
     /// `Authorization` header, waiting at most `timeout` for the server to
     /// say anything. Connects nowhere yet.
@@ -73,12 +73,12 @@ impl Upstream {
         url: &str,
         authorization: &str,
         timeout: Duration,
-    ) -> Result<Upstream, ClientError> {
+    ) -> Result<Passthrough, ClientError> {
         let settings = ClientBuilder::new(url)
             .header("Authorization", authorization)
             .timeout(timeout)
             .settings()?;
-        Ok(Upstream {
+        Ok(Passthrough {
             settings,
             session: Mutex::new(None),
         })
@@ -189,7 +189,7 @@ impl Upstream {
     /// Reads the MCP session's standalone stream (`GET`), handing every
     /// message on it to `out` (such as `notifications/tools/list_changed`),
     /// until the server ends it. `Ok` when it ended; the server's refusal
-    /// otherwise. Only within a session ([`Upstream::in_session`]).
+    /// otherwise. Only within a session ([`Passthrough::in_session`]).
     pub(crate) fn listen(
         &self,
         link: &mut Link,
@@ -318,7 +318,7 @@ pub(crate) fn request_ids(message: &Value) -> Vec<Value> {
 struct Relayed<'a> {
     awaiting: Vec<Value>,
     /// The request is `initialize`: hold its response back (see
-    /// [`Upstream::request`]).
+    /// [`Passthrough::request`]).
     initialize: bool,
     held: Option<Value>,
     out: &'a mut dyn FnMut(Value),
@@ -379,8 +379,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn upstream() -> Upstream {
-        Upstream::new("http://127.0.0.1:9/mcp", "Bearer x", Duration::from_secs(1)).unwrap()
+    fn upstream() -> Passthrough {
+        Passthrough::new("http://127.0.0.1:9/mcp", "Bearer x", Duration::from_secs(1)).unwrap()
     }
 
     #[test]

@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 
 use super::workers::Workers;
 use super::Ending;
-use crate::client::forward::{request_ids, Link, Unanswered, Upstream};
+use crate::client::passthrough::{request_ids, Link, Passthrough, Unanswered};
 use crate::client::{CancelHandle, ClientError};
 use crate::model::jsonrpc::{INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, SERVER_ERROR};
 use crate::sync::lock;
@@ -117,7 +117,7 @@ type InFlightMap = Arc<Mutex<HashMap<String, InFlight>>>;
 
 /// The state the coordinator keeps.
 struct Relay {
-    upstream: Arc<Upstream>,
+    upstream: Arc<Passthrough>,
     output: Arc<Output>,
     events: Sender<Event>,
     in_flight: InFlightMap,
@@ -130,7 +130,7 @@ struct Relay {
     workers: Workers,
 }
 
-pub(super) fn run<R, W>(upstream: Upstream, input: R, output: W) -> Ending
+pub(super) fn run<R, W>(upstream: Passthrough, input: R, output: W) -> Ending
 where
     R: BufRead + Send + 'static,
     W: Write + Send + 'static,
@@ -142,10 +142,10 @@ where
     });
     let reader = events.clone();
     if let Err(err) = thread::Builder::new()
-        .name("stdio-bridge-input".into())
+        .name("stdio-relay-input".into())
         .spawn(move || read_lines(input, &reader))
     {
-        eprintln!("toolhost stdio bridge: cannot start the input thread ({err})");
+        eprintln!("toolhost stdio relay: cannot start the input thread ({err})");
         return Ending::InputClosed;
     }
     let mut relay = Relay {
@@ -300,7 +300,7 @@ impl Relay {
         }));
         if let Err(err) = started {
             let problem =
-                format!("toolhost stdio bridge: cannot start a thread for the request ({err})");
+                format!("toolhost stdio relay: cannot start a thread for the request ({err})");
             for id in &ids {
                 lock(&self.in_flight).remove(&id.to_string());
                 self.output.error(id, INTERNAL_ERROR, &problem, None);
@@ -349,7 +349,7 @@ impl Relay {
                     .get("method")
                     .and_then(Value::as_str)
                     .map_or_else(|| "an answer".to_owned(), |method| format!("{method:?}"));
-                eprintln!("toolhost stdio bridge: the server did not take {what}: {err}");
+                eprintln!("toolhost stdio relay: the server did not take {what}: {err}");
             }
         }
     }
@@ -369,12 +369,12 @@ impl Relay {
             cancel: cancel.clone(),
         };
         match thread::Builder::new()
-            .name("stdio-bridge-listen".into())
+            .name("stdio-relay-listen".into())
             .spawn(move || listener.listen())
         {
             Ok(_) => self.listener = Some(cancel),
             Err(err) => {
-                eprintln!("toolhost stdio bridge: cannot start the stream thread ({err}); list changes will not be relayed");
+                eprintln!("toolhost stdio relay: cannot start the stream thread ({err}); list changes will not be relayed");
                 // Not tried again: a machine out of threads has other worries.
                 self.listener = Some(cancel);
             }
@@ -384,7 +384,7 @@ impl Relay {
 
 /// What a request's thread needs.
 struct Carrier {
-    upstream: Arc<Upstream>,
+    upstream: Arc<Passthrough>,
     output: Arc<Output>,
     events: Sender<Event>,
     in_flight: InFlightMap,
@@ -430,7 +430,7 @@ impl Carrier {
 
 /// The standalone stream's thread.
 struct Listener {
-    upstream: Arc<Upstream>,
+    upstream: Arc<Passthrough>,
     output: Arc<Output>,
     ended: Arc<AtomicBool>,
     cancel: CancelHandle,
@@ -455,7 +455,7 @@ impl Listener {
                     return;
                 }
                 Err(err) => {
-                    eprintln!("toolhost stdio bridge: the session's event stream is unavailable ({err}); list changes will not be relayed");
+                    eprintln!("toolhost stdio relay: the session's event stream is unavailable ({err}); list changes will not be relayed");
                     return;
                 }
             }
@@ -480,7 +480,7 @@ fn session_ended(error: &ClientError) -> bool {
 /// exited, a reset, a cut answer, an HTTP error) says so when the host no
 /// longer accepts a connection. The server's own JSON-RPC errors, a
 /// timeout and a cancellation leave the session be.
-fn session_gone(upstream: &Upstream, error: &ClientError) -> bool {
+fn session_gone(upstream: &Passthrough, error: &ClientError) -> bool {
     if session_ended(error) {
         return true;
     }
@@ -513,7 +513,7 @@ fn describe(error: &ClientError) -> (i64, String, Option<Value>) {
         ),
         other => (
             INTERNAL_ERROR,
-            format!("toolhost stdio bridge: the request could not be carried: {other}"),
+            format!("toolhost stdio relay: the request could not be carried: {other}"),
             None,
         ),
     }
