@@ -260,17 +260,15 @@ impl Runtime {
                 };
                 // An answer counts only for a question the signed round
                 // asked: without this, a retry could answer a question
-                // nobody asked, or one without any state at all.
+                // nobody asked, or one without any state at all. Any other
+                // key is ignored, not refused: SEP-2322 has servers ignore
+                // what they do not recognise, and an ignored answer is
+                // simply asked for again if the tool needs it.
                 let Opened { mut answers, asked } = opened;
                 for (key, response) in rounds.responses {
-                    if !asked.contains(&key) {
-                        return Err(refuse(if rounds.state.is_none() {
-                            format!("inputResponses[{key:?}] came without the requestState of the round that asked it; send back the requestState of the input_required result")
-                        } else {
-                            format!("inputResponses[{key:?}] answers no question the requestState's round asked; answer only the keys of its inputRequests")
-                        }));
+                    if asked.contains(&key) {
+                        answers.entry(key).or_insert(response);
                     }
-                    answers.entry(key).or_insert(response);
                 }
                 Asking::Rounds {
                     answers,
