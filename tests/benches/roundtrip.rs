@@ -18,7 +18,7 @@
 //! generator in this one, so they can sit on different cores: with
 //! `taskset` installed and two or more CPUs, the load generator is pinned to
 //! CPU 0 and the child to CPU 1 (`ROUNDTRIP_PIN=0` turns that off). The
-//! calls are sent by the harness's light load generator
+//! calls are sent by the test package's light load generator
 //! (`toolhost_tests::load`), one keep-alive connection per thread, the same
 //! request bytes to both servers (the floor is sent the bearer too, and
 //! issues session ids of toolhost's length); each row shows the CPU both

@@ -17,11 +17,11 @@
 #                           started: its TH_PID, TH_URL, TH_AUTH, TH_STDOUT_FILE and
 #                           TH_STDERR_FILE move to PREFIX_PID, PREFIX_URL, …
 #   th_stop_aside PREFIX    stop a program set aside as th_stop_example would
-#   th_setup_python         harness/interop/.venv with python/requirements.txt
+#   th_setup_python         tests/interop/.venv with python/requirements.txt
 #                           under python/constraints.txt
-#   th_setup_ts             npm ci in harness/interop/ts
+#   th_setup_ts             npm ci in tests/interop/ts
 #   th_setup_node22         Node 22 from the npm registry's per-platform package
-#                           into harness/interop/.node; exports NODE22
+#                           into tests/interop/.node; exports NODE22
 #   th_pick_node            a Node >= 20 for the TypeScript packages: the machine's
 #                           node, else (or when TH_TS_NODE=node22) th_setup_node22's;
 #                           exports TH_NODE
@@ -41,7 +41,7 @@
 #   CARGO_TARGET_DIR honoured when locating the built example
 
 TH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-TH_INTEROP="$TH_ROOT/harness/interop"
+TH_INTEROP="$TH_ROOT/tests/interop"
 TH_OUT="${TH_OUT:-$TH_INTEROP/out}"
 TH_NODE22_DEFAULT_VERSION="22.23.5"
 
@@ -234,7 +234,7 @@ th_setup_ts() {
 }
 
 # The layout (.node/bin/node + LICENSE), version and integrity pin match
-# harness/interop/conformance/setup.sh, which calls this function when present:
+# tests/interop/conformance/setup.sh, which calls this function when present:
 # both must install the same Node into the same place.
 th_setup_node22() {
     local version="${TH_NODE22_VERSION:-$TH_NODE22_DEFAULT_VERSION}"

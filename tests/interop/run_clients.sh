@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Interop runs of the official MCP clients against `cargo run --example serve`.
 #
-#   bash harness/interop/run_clients.sh [CLIENT:MODE ...]
+#   bash tests/interop/run_clients.sh [CLIENT:MODE ...]
 #
 # Needs the example built first (`cargo build --example serve`); installs the pinned
-# clients itself (harness/interop/.venv, harness/interop/ts/node_modules). Runs, each
+# clients itself (tests/interop/.venv, tests/interop/ts/node_modules). Runs, each
 # against a freshly started server:
 #   python-sdk:legacy python-sdk:stateless python-sdk:auto   (mcp==2.3.0)
 #   python-stdio:legacy python-stdio:stateless python-stdio:auto
@@ -15,7 +15,7 @@
 #   ts-client:legacy ts-client:stateless ts-client:auto      (@modelcontextprotocol/client 2.4.0)
 # or only the ones named on the command line.
 #
-# Expected failures: lines `CLIENT MODE  # reason` in harness/interop/expected-failures.txt
+# Expected failures: lines `CLIENT MODE  # reason` in tests/interop/expected-failures.txt
 # (only lines starting with python-sdk, python-stdio, ts-sdk or ts-client are read; the file is shared
 # with the conformance runner), plus TH_EXPECTED_FAILURES="CLIENT MODE, CLIENT MODE".
 # An expected failure does not fail the run; one that passes prints a notice to remove
@@ -24,7 +24,7 @@
 #
 # Output: each run's check lines, then one summary line per run and a closing
 # `clients: N passed, M failed, K skipped` (K = expected failures).
-# Logs: harness/interop/out/clients-CLIENT-MODE.log, out/serve.stderr.
+# Logs: tests/interop/out/clients-CLIENT-MODE.log, out/serve.stderr.
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -73,7 +73,7 @@ if [ "$need_python" = 1 ]; then
 fi
 if [ "$need_ts" = 1 ]; then
     t0=$(th_now)
-    th_setup_ts || { echo "setup: npm ci in harness/interop/ts failed" >&2; exit 2; }
+    th_setup_ts || { echo "setup: npm ci in tests/interop/ts failed" >&2; exit 2; }
     echo "setup ts node_modules: $(th_elapsed "$t0")s"
     th_pick_node || { echo "setup: Node 22 failed" >&2; exit 2; }
     ts_node="$TH_NODE"
@@ -114,7 +114,7 @@ for run in "${runs[@]}"; do
     if [ -n "${expected[$key]+set}" ]; then
         if [ "$rc" = 0 ]; then
             verdict="PASS, but listed as an expected failure"
-            notices+=("NOTICE: '$key' passes now: remove its line from harness/interop/expected-failures.txt")
+            notices+=("NOTICE: '$key' passes now: remove its line from tests/interop/expected-failures.txt")
             passed=$((passed + 1))
         else
             verdict="expected failure (${expected[$key]})"

@@ -58,7 +58,7 @@ pub fn gateway(layer: McpServerLayer) -> LayeredSurface {
 }
 
 /// Checks, through `client` of a gateway whose layer is the official
-/// Python SDK server (`harness/interop/python_server/server.py`) named
+/// Python SDK server (`tests/interop/python_server/server.py`) named
 /// `py`: its tools listed beside `echo`, a structured result, progress
 /// relayed, a tool error passed through, and the local tool still
 /// serving. `context` names the case in failures.

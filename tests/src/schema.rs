@@ -23,8 +23,9 @@ const DIR_VAR: &str = "TOOLHOST_MCP_SCHEMA_DIR";
 fn expected_dir() -> (PathBuf, bool) {
     match std::env::var_os(DIR_VAR) {
         Some(dir) => (PathBuf::from(dir), true),
-        // This package is harness/ in the repository; `shared/` sits beside
-        // the repository.
+        // This package is tests/ in the repository: two levels up from its
+        // manifest's directory is the one the repository sits in, where
+        // `shared/` is.
         None => {
             let beside_repository = Path::new(env!("CARGO_MANIFEST_DIR"))
                 .ancestors()

@@ -441,7 +441,7 @@ fn the_servers_log_messages_reach_the_agent_at_the_agents_own_level() {
 }
 
 #[test]
-#[ignore = "needs the Python SDK server: bash harness/interop/python_server/run.sh"]
+#[ignore = "needs the Python SDK server: bash tests/interop/python_server/run.sh"]
 fn the_python_sdk_server_is_bridged_beside_the_local_tools_in_both_eras() {
     let (url, auth) = toolhost_tests::python_sdk_server();
     for era in [Era::Stateful, Era::Stateless] {

@@ -439,7 +439,7 @@ fn the_servers_question_reaches_the_agent_that_declared_the_capability() {
 }
 
 #[test]
-#[ignore = "needs the Python SDK: bash harness/interop/python_server/run.sh"]
+#[ignore = "needs the Python SDK: bash tests/interop/python_server/run.sh"]
 fn the_python_sdk_server_is_bridged_over_stdio_beside_the_local_tools() {
     let command = toolhost_tests::python_sdk_stdio_server();
     let log = EventLog::new();

@@ -1855,8 +1855,8 @@ fn a_refused_or_unhandled_stateful_question_is_answered_with_a_json_rpc_error() 
 
 // --- the official Python SDK's server ----------------------------------------
 //
-// Run by `bash harness/interop/python_server/run.sh`, which starts
-// harness/interop/python_server/server.py (mcp==2.3.0) and exports its URL and
+// Run by `bash tests/interop/python_server/run.sh`, which starts
+// tests/interop/python_server/server.py (mcp==2.3.0) and exports its URL and
 // authorization; ignored in a plain `cargo test`.
 
 fn python_client(era: Era) -> Client {
@@ -1870,7 +1870,7 @@ fn python_client(era: Era) -> Client {
 }
 
 #[test]
-#[ignore = "needs the Python SDK server: bash harness/interop/python_server/run.sh"]
+#[ignore = "needs the Python SDK server: bash tests/interop/python_server/run.sh"]
 fn the_client_lists_and_calls_the_python_sdk_server_tools_in_both_eras() {
     for era in ERAS {
         let mut client = python_client(era);
@@ -1940,7 +1940,7 @@ fn the_client_lists_and_calls_the_python_sdk_server_tools_in_both_eras() {
 }
 
 #[test]
-#[ignore = "needs the Python SDK server: bash harness/interop/python_server/run.sh"]
+#[ignore = "needs the Python SDK server: bash tests/interop/python_server/run.sh"]
 fn python_sdk_server_closes_a_stream_mid_call_and_the_client_resumes_it() {
     let mut client = python_client(Era::Stateful);
     assert_eq!(client.revision(), Revision::V2025_11_25);
@@ -1960,7 +1960,7 @@ fn python_sdk_server_closes_a_stream_mid_call_and_the_client_resumes_it() {
 }
 
 #[test]
-#[ignore = "needs the Python SDK server: bash harness/interop/python_server/run.sh"]
+#[ignore = "needs the Python SDK server: bash tests/interop/python_server/run.sh"]
 fn auto_settles_on_the_stateless_era_against_the_python_sdk_server() {
     let mut client = python_client(Era::Auto);
     assert_eq!(client.era(), Era::Stateless);
@@ -1975,7 +1975,7 @@ fn auto_settles_on_the_stateless_era_against_the_python_sdk_server() {
 }
 
 #[test]
-#[ignore = "needs the Python SDK server: bash harness/interop/python_server/run.sh"]
+#[ignore = "needs the Python SDK server: bash tests/interop/python_server/run.sh"]
 fn python_sdk_server_refuses_a_wrong_bearer_with_its_challenge() {
     let (url, _) = toolhost_tests::python_sdk_server();
     for era in [Era::Stateful, Era::Stateless, Era::Auto] {

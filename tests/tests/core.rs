@@ -390,7 +390,7 @@ fn an_unsupported_protocol_version_header_is_refused_with_400() {
 #[test]
 fn the_schema_check_catches_a_result_that_breaks_the_schema() {
     if !schema::available() {
-        // Nothing to prove without the schemas; the harness has said on
+        // Nothing to prove without the schemas; toolhost_tests::schema has said on
         // stderr that validation is skipped and how to turn it on.
         return;
     }

@@ -1,29 +1,29 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance, pinned in
-# package.json) against toolhost's conformance fixture (harness/src/bin/conformance.rs):
+# package.json) against toolhost's conformance fixture (tests/src/bin/conformance.rs):
 # every scored server scenario at 2025-11-25 (18) and at 2026-07-28 (25), plus unscored
 # extras (lists in suite.py).
 #
-#   bash harness/interop/conformance/run.sh
+#   bash tests/interop/conformance/run.sh
 #       starts target/debug/conformance (building it when missing), reads the
 #       URL from its first stdout line, stops it by closing its stdin at the end;
-#   TH_URL=http://127.0.0.1:PORT/cap/<secret>/mcp bash harness/interop/conformance/run.sh
+#   TH_URL=http://127.0.0.1:PORT/cap/<secret>/mcp bash tests/interop/conformance/run.sh
 #       tests a server that is already running (the URL must work without headers:
 #       the suite's runner cannot send Authorization);
-#   TH_EXAMPLE_CMD='…' bash harness/interop/conformance/run.sh
-#       starts that command line instead of the fixture (harness/interop/lib.sh).
+#   TH_EXAMPLE_CMD='…' bash tests/interop/conformance/run.sh
+#       starts that command line instead of the fixture (tests/interop/lib.sh).
 #
 # Knobs: TH_CONFORMANCE_JOBS (scenarios run side by side, default 2),
 #   TH_CONFORMANCE_TIMEOUT_MS (per scenario, default 30000),
 #   TH_CONFORMANCE_ONLY (regex on "<revision> <scenario>", to run a subset),
-#   TH_CONFORMANCE_OUT (results, default harness/interop/out/conformance; emptied first).
+#   TH_CONFORMANCE_OUT (results, default tests/interop/out/conformance; emptied first).
 #
 # Output: one line per scenario (failing checks indented below it), then
 #   conformance 2025-11-25: N/18 scored scenarios passed
 #   conformance 2026-07-28: N/25 scored scenarios passed
 #   conformance extras: N/M passed (not scored)
 #   conformance: P passed, F failed, E skipped      (scored; E = expected failures)
-# Exit status: 1 when a scored scenario fails that harness/interop/expected-failures.txt
+# Exit status: 1 when a scored scenario fails that tests/interop/expected-failures.txt
 # does not list (`conformance <revision> <scenario>  # <owning issue>`); 2 when the
 # suite or the server could not be set up; 0 otherwise. An expected failure that
 # passes prints a notice to remove its line, and does not fail the run.

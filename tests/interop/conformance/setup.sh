@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Installs what harness/interop/conformance/run.sh needs, repeatably on a fresh machine:
+# Installs what tests/interop/conformance/run.sh needs, repeatably on a fresh machine:
 #   1. Node 22 (the suite needs >= 22; the machine's Node may be older): the npm
 #      registry's per-platform package node-linux-<arch>, version and integrity
-#      pinned, into harness/interop/.node/ (gitignored), by th_setup_node22 of
-#      harness/interop/lib.sh, which the SDK-client interop runs share;
+#      pinned, into tests/interop/.node/ (gitignored), by th_setup_node22 of
+#      tests/interop/lib.sh, which the SDK-client interop runs share;
 #   2. the suite, pinned in package.json + package-lock.json: `npm ci` into
 #      node_modules/, run by that Node 22 (skipped while both files are unchanged).
 # Prints the Node 22 binary's path as its last stdout line; progress goes to stderr.

@@ -8,7 +8,7 @@ process, so scenarios are independent and may run side by side (--jobs).
 
 A scenario passes when its checks.json has no FAILURE and at least one SUCCESS
 (WARNING, INFO and SKIPPED neither fail nor pass a scenario). The exit status is
-1 when a scored scenario fails that harness/interop/expected-failures.txt does not
+1 when a scored scenario fails that tests/interop/expected-failures.txt does not
 list (lines `conformance <revision> <scenario>  # <owning issue>`), 0 otherwise.
 """
 

@@ -9,10 +9,10 @@
 #   python:legacy  the same client in the initialize era
 #   ts:legacy      @modelcontextprotocol/sdk 1.32.2's Client (2025-11-25)
 #
-#   bash harness/interop/gateway/run.sh [CLIENT:MODE ...]
+#   bash tests/interop/gateway/run.sh [CLIENT:MODE ...]
 #
 # Needs the example built first (`cargo build --example gateway`); installs the
-# pinned packages itself (harness/interop/.venv, ts/node_modules, and
+# pinned packages itself (tests/interop/.venv, ts/node_modules, and
 # gateway/node_modules with `npm ci`). Every run gets a fresh Python server and
 # gateway, because each run kills its servers mid-session. The checks, the same
 # in both clients: listing (local, `everything_*` and `py_*` tools), calls with
@@ -31,7 +31,7 @@
 # client killed on purpose.
 #
 # Exit status: 0 when every run passed, 1 otherwise (2 when setup or a start failed).
-# Logs: harness/interop/out/gateway-CLIENT-MODE.{log,stderr,everything-wire.jsonl}
+# Logs: tests/interop/out/gateway-CLIENT-MODE.{log,stderr,everything-wire.jsonl}
 # and out/gateway-py-CLIENT-MODE.stderr.
 set -uo pipefail
 
@@ -54,14 +54,14 @@ t0=$(th_now)
 th_setup_python || { echo "setup: python venv failed" >&2; exit 2; }
 echo "setup python venv: $(th_elapsed "$t0")s"
 t0=$(th_now)
-th_setup_ts || { echo "setup: npm ci in harness/interop/ts failed" >&2; exit 2; }
+th_setup_ts || { echo "setup: npm ci in tests/interop/ts failed" >&2; exit 2; }
 echo "setup ts node_modules: $(th_elapsed "$t0")s"
 t0=$(th_now)
 stamp="$here/node_modules/.th-stamp"
 want="$(th_hash "$here/package.json" "$here/package-lock.json")"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     (cd "$here" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
-        { echo "setup: npm ci in harness/interop/gateway failed" >&2; exit 2; }
+        { echo "setup: npm ci in tests/interop/gateway failed" >&2; exit 2; }
     echo "$want" >"$stamp"
 fi
 echo "setup server-everything: $(th_elapsed "$t0")s"

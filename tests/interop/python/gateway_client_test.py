@@ -1,7 +1,7 @@
 """Interop test: the official MCP Python SDK client (mcp==2.3.0) against examples/gateway
 bridging the official server-everything (stdio) and the official Python SDK server (HTTP).
 
-Usage: gateway_client_test.py MODE   (started by harness/interop/gateway/run.sh)
+Usage: gateway_client_test.py MODE   (started by tests/interop/gateway/run.sh)
   MODE  auto    the SDK default: probe server/discover, settle on 2026-07-28
         legacy  initialize handshake (the SDK offers 2025-11-25)
 
@@ -11,7 +11,7 @@ called directly for comparison, then killed by this test), TH_EVERYTHING_PID (se
 test), TH_GATEWAY_PID (its parent), TH_GATEWAY_LOG (the gateway's stderr, where its
 event hook writes) and TH_EVERYTHING_WIRE (what server-everything read from stdin).
 
-The checks are the ones harness/interop/ts/gateway_client_test.mjs runs, in the same
+The checks are the ones tests/interop/ts/gateway_client_test.mjs runs, in the same
 order and with the same names. Each prints `ok NAME` or `FAIL NAME: WHY`; the last line
 is `gateway-python MODE: N passed, M failed`; the exit status is nonzero on any failure.
 """
@@ -98,7 +98,7 @@ def children(pid: int) -> list[int]:
 
 def wire_messages() -> list[dict[str, Any]]:
     """The JSON-RPC messages server-everything read from stdin so far (recorded by
-    harness/interop/gateway/wire_tap.cjs), a line still being written left out."""
+    tests/interop/gateway/wire_tap.cjs), a line still being written left out."""
     messages = []
     with open(os.environ["TH_EVERYTHING_WIRE"], encoding="utf-8") as wire:
         for line in wire:
@@ -458,7 +458,7 @@ def main() -> int:
         return 2
     for name in ("TH_URL", "TH_AUTH", "TH_PY_URL", "TH_PY_AUTH", "TH_PY_PID", "TH_GATEWAY_LOG"):
         if not os.environ.get(name):
-            print(f"{name} must be set (see harness/interop/gateway/run.sh)", file=sys.stderr)
+            print(f"{name} must be set (see tests/interop/gateway/run.sh)", file=sys.stderr)
             return 2
     return anyio.run(main_async, sys.argv[1])
 

@@ -3,15 +3,15 @@
 # SDK's MCPServer over Streamable HTTP (mcp==2.3.0, pinned like the client
 # interop runs), in both eras.
 #
-#   bash harness/interop/python_server/run.sh
+#   bash tests/interop/python_server/run.sh
 #
-# Installs the pinned SDK into harness/interop/.venv (th_setup_python), starts
+# Installs the pinned SDK into tests/interop/.venv (th_setup_python), starts
 # server.py (its first stdout line is {"url", "authorization"}), and runs the
-# ignored tests of harness/tests/client.rs and bridge.rs named `…python_sdk_server…` against it with
+# ignored tests of tests/tests/client.rs and bridge.rs named `…python_sdk_server…` against it with
 # TH_PY_URL and TH_PY_AUTH set, then the one of bridge_stdio.rs, which starts server.py --stdio
 # itself (TH_PY_STDIO: the command line, tab-separated). Builds the test binary itself (cargo test).
 # Exit status: the tests' (2 when setup or the server start failed).
-# Logs: harness/interop/out/python-sdk-server.std{out,err}.
+# Logs: tests/interop/out/python-sdk-server.std{out,err}.
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -1,7 +1,7 @@
 """The official MCP Python SDK server (mcp==2.3.0, MCPServer over Streamable HTTP) for
 toolhost's client interop test.
 
-Usage: server.py [--stdio]   (run with harness/interop/.venv/bin/python; see run.sh)
+Usage: server.py [--stdio]   (run with tests/interop/.venv/bin/python; see run.sh)
 
 With --stdio it serves the same tools over stdio instead (newline-delimited JSON-RPC on
 stdin/stdout, the SDK's own stdio transport), for toolhost's stdio relay; it then prints

@@ -72,7 +72,7 @@ export function target() {
     const url = process.env.TH_URL;
     const auth = process.env.TH_AUTH;
     if (!url || !auth) {
-        console.error('TH_URL and TH_AUTH must be set (see harness/interop/lib.sh th_start_example)');
+        console.error('TH_URL and TH_AUTH must be set (see tests/interop/lib.sh th_start_example)');
         process.exit(2);
     }
     return { url, auth };

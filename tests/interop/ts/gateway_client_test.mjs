@@ -2,7 +2,7 @@
 // initialize era: it offers 2025-11-25) against examples/gateway bridging the official
 // server-everything (stdio) and the official Python SDK server (HTTP).
 //
-// Usage: node gateway_client_test.mjs [legacy]   (started by harness/interop/gateway/run.sh)
+// Usage: node gateway_client_test.mjs [legacy]   (started by tests/interop/gateway/run.sh)
 // Environment: TH_URL and TH_AUTH (the gateway), TH_BRIDGED (the bridged servers to check,
 // of "py everything"), TH_PY_URL, TH_PY_AUTH and TH_PY_PID (the Python SDK server, called
 // directly for comparison, then killed by this test), TH_EVERYTHING_PID (server-everything,
@@ -10,7 +10,7 @@
 // (the gateway's stderr, where its event hook writes) and TH_EVERYTHING_WIRE (what
 // server-everything read from stdin).
 //
-// The checks are the ones harness/interop/python/gateway_client_test.py runs, in the same
+// The checks are the ones tests/interop/python/gateway_client_test.py runs, in the same
 // order and with the same names. Last line: `gateway-ts legacy: N passed, M failed`; exit
 // status nonzero on any failure.
 
@@ -66,7 +66,7 @@ if (mode !== 'legacy') {
 const { url, auth } = target();
 for (const name of ['TH_PY_URL', 'TH_PY_AUTH', 'TH_PY_PID', 'TH_GATEWAY_LOG']) {
     if (!process.env[name]) {
-        console.error(`${name} must be set (see harness/interop/gateway/run.sh)`);
+        console.error(`${name} must be set (see tests/interop/gateway/run.sh)`);
         process.exit(2);
     }
 }
@@ -86,7 +86,7 @@ async function connected(to, authorization) {
 }
 
 /** The JSON-RPC messages server-everything read from stdin so far (recorded by
- * harness/interop/gateway/wire_tap.cjs), a line still being written left out. */
+ * tests/interop/gateway/wire_tap.cjs), a line still being written left out. */
 function wireMessages() {
     const messages = [];
     for (const line of readFileSync(process.env.TH_EVERYTHING_WIRE, 'utf8').split('\n')) {
