@@ -7,7 +7,7 @@
 #
 # Installs the pinned SDK into tests/interop/.venv (th_setup_python), starts
 # server.py (its first stdout line is {"url", "authorization"}), and runs the
-# ignored tests of tests/tests/client.rs and bridge.rs named `…python_sdk_server…` against it with
+# ignored tests of tests/tests/client/python_sdk.rs and bridge.rs named `…python_sdk_server…` against it with
 # TH_PY_URL and TH_PY_AUTH set, then the one of bridge_stdio.rs, which starts server.py --stdio
 # itself (TH_PY_STDIO: the command line, tab-separated). Builds the test binary itself (cargo test).
 # Exit status: the tests' (2 when setup or the server start failed).
