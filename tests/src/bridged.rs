@@ -1,5 +1,5 @@
-//! What the tests of bridged MCP servers share, over HTTP (`tests/bridge.rs`)
-//! and stdio (`tests/bridge_stdio.rs`): the application's own tool, the
+//! What the tests of bridged MCP servers share, over HTTP (`tests/tests/bridge.rs`)
+//! and stdio (`tests/tests/bridge_stdio.rs`): the application's own tool, the
 //! gateway surface of it and one server's layer, the check of the
 //! official Python SDK server's tools seen through such a gateway, the
 //! check that the agent's cancellation reaches the server's handler, and

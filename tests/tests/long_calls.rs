@@ -317,7 +317,7 @@ fn dropping_the_session_mid_call_cancels_it_and_the_bearer_is_dead() {
 
 #[test]
 fn with_resumption_off_a_client_that_disconnects_mid_stream_cancels_the_handler() {
-    // By default a stateful stream survives its connection (tests/resume.rs).
+    // By default a stateful stream survives its connection (tests/tests/resume.rs).
     let rig = rig(HostConfig::default().resume_window(Duration::ZERO));
     let mut client = McpClient::for_session(&rig.host, &rig.session);
     client.initialize("2025-11-25");

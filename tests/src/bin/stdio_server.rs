@@ -16,7 +16,7 @@
 //!   heard, and `hang`, which never answers.
 //!
 //! - With `--misbehave MODE [FILE]`: a server that misbehaves as the
-//!   gateway's isolation tests need (`tests/gateway_isolation.rs`):
+//!   gateway's isolation tests need (`tests/tests/gateway_isolation.rs`):
 //!   - `silent`: reads everything and never answers, not even `initialize`;
 //!   - `names`: lists tools named `""`, `ok` (twice: the second collides),
 //!     `has space` and `meta` (whose `_meta` carries a reserved
