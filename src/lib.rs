@@ -30,7 +30,7 @@
 //! its arguments as a Rust type and returns one; serde does the JSON.
 //!
 // The examples that derive serde's traits are in src/doc/: shown here, and
-// compiled and run as doctests of harness/ (src/library_examples.rs), since
+// compiled and run as doctests of the test package (tests/src/library_examples.rs), since
 // serde's derive is no dependency of this package. A dev-dependency would be
 // built for every example too, and `cargo run --example serve` is to build
 // only the library's own crates. The README's blocks run there as well.

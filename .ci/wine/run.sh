@@ -49,7 +49,7 @@ mkdir -p "$(dirname "$shim")"
 x86_64-w64-mingw32-gcc -O2 -shared -s -o "$shim" \
     .ci/wine/bcryptprimitives.c .ci/wine/bcryptprimitives.def -ladvapi32
 
-# The black-box tests: every program of harness/tests but threads (Linux
+# The black-box tests: every program of tests/tests but threads (Linux
 # only: it reads /proc, and is empty elsewhere). The tests in them that
 # need Python or Node are ignored unless asked for, as on Linux.
 tests=(acp ask bridge bridge_stdio client concurrency core fuzz hostile

@@ -159,7 +159,7 @@ mod tests {
 
     /// Arguments as std's types decode them: serde's derive is no
     /// dependency of this package (the derived messages, such as a missing
-    /// field, are checked through a typed tool in harness/tests/typed.rs).
+    /// field, are checked through a typed tool in tests/tests/typed.rs).
     type Limits = BTreeMap<String, u8>;
     type Tags = BTreeMap<String, Vec<String>>;
 
