@@ -192,6 +192,9 @@ mod tests {
     use crate::Role;
     use serde_json::json;
 
+    /// The exact text each group of revisions gets.
+    type Texts = Vec<(&'static [Revision], &'static str)>;
+
     const R2024: Revision = Revision::V2024_11_05;
     const R2025_03: Revision = Revision::V2025_03_26;
     const R2025_06: Revision = Revision::V2025_06_18;
@@ -201,8 +204,7 @@ mod tests {
 
     /// Each outcome and the exact text of the response to request 7 that
     /// each revision gets of it; every revision is named once per outcome.
-    #[allow(clippy::too_many_lines)] // a table, one entry per case
-    fn goldens() -> Vec<(ToolOutcome, Vec<(&'static [Revision], &'static str)>)> {
+    fn goldens() -> Vec<(ToolOutcome, Texts)> {
         vec![
             (
                 ToolOutcome::text("hello \"there\"\n"),

@@ -429,6 +429,9 @@ mod tests {
     use super::*;
     use serde_json::{json, Value};
 
+    /// The exact text each group of revisions gets.
+    type Texts = Vec<(&'static [Revision], &'static str)>;
+
     const R2024: Revision = Revision::V2024_11_05;
     const R2025_03: Revision = Revision::V2025_03_26;
     const R2025_06: Revision = Revision::V2025_06_18;
@@ -448,7 +451,7 @@ mod tests {
     /// Every kind of block, with and without annotations, and the exact
     /// text each revision gets of it. Every revision is named once per
     /// block.
-    fn goldens() -> Vec<(Content, Vec<(&'static [Revision], &'static str)>)> {
+    fn goldens() -> Vec<(Content, Texts)> {
         let all: &[Revision] = &Revision::ALL;
         vec![
             (
