@@ -189,11 +189,9 @@ mod tests {
     use super::super::stateless::complete;
     use super::super::tools::finish_result;
     use super::*;
+    use crate::model::revision::{per_revision, Goldens};
     use crate::Role;
     use serde_json::json;
-
-    /// The exact text each group of revisions gets.
-    type Texts = Vec<(&'static [Revision], &'static str)>;
 
     const R2024: Revision = Revision::V2024_11_05;
     const R2025_03: Revision = Revision::V2025_03_26;
@@ -204,7 +202,7 @@ mod tests {
 
     /// Each outcome and the exact text of the response to request 7 that
     /// each revision gets of it; every revision is named once per outcome.
-    fn goldens() -> Vec<(ToolOutcome, Texts)> {
+    fn goldens() -> Vec<(ToolOutcome, Goldens)> {
         vec![
             (
                 ToolOutcome::text("hello \"there\"\n"),
@@ -366,22 +364,14 @@ mod tests {
     #[test]
     fn every_outcome_is_written_as_its_golden_text_in_every_revision() {
         let server = Server::for_tests(None);
-        for (n, (outcome, goldens)) in goldens().into_iter().enumerate() {
-            let mut named: Vec<Revision> = goldens
-                .iter()
-                .flat_map(|(r, _)| r.iter().copied())
-                .collect();
-            named.sort();
-            assert_eq!(named, Revision::ALL, "outcome {n}: each revision once");
-            for (revisions, golden) in goldens {
-                for &revision in revisions {
-                    let text = written(&server, revision, &json!(7), &outcome).into_text();
-                    assert_eq!(
-                        String::from_utf8(text).unwrap(),
-                        golden,
-                        "outcome {n} in {revision}"
-                    );
-                }
+        for (n, (outcome, goldens)) in goldens().iter().enumerate() {
+            for (revision, golden) in per_revision(goldens) {
+                let text = written(&server, revision, &json!(7), outcome).into_text();
+                assert_eq!(
+                    String::from_utf8(text).unwrap(),
+                    golden,
+                    "outcome {n} in {revision}"
+                );
             }
         }
     }
@@ -389,26 +379,24 @@ mod tests {
     #[test]
     fn a_result_as_a_tree_writes_the_golden_text_of_the_result() {
         let server = Server::for_tests(None);
-        for (n, (outcome, goldens)) in goldens().into_iter().enumerate() {
-            for (revisions, golden) in goldens {
-                for &revision in revisions {
-                    // Bare, then completed as every 2026-07-28 result is:
-                    // the same text as the writer's own completion.
-                    let bare = ResultJson {
-                        completion: None,
-                        said: Said::Outcome(&outcome, revision),
-                    };
-                    let bare = serde_json::to_value(bare).unwrap();
-                    let tree = if revision.is_stateless() {
-                        complete(&server, bare.clone())
-                    } else {
-                        bare.clone()
-                    };
-                    let text = serde_json::to_string(&tree).unwrap();
-                    assert_eq!(text, result_text(golden), "outcome {n} in {revision}");
-                    if revision.is_stateless() {
-                        assert_ne!(serde_json::to_string(&bare).unwrap(), text);
-                    }
+        for (n, (outcome, goldens)) in goldens().iter().enumerate() {
+            for (revision, golden) in per_revision(goldens) {
+                // Bare, then completed as every 2026-07-28 result is:
+                // the same text as the writer's own completion.
+                let bare = ResultJson {
+                    completion: None,
+                    said: Said::Outcome(outcome, revision),
+                };
+                let bare = serde_json::to_value(bare).unwrap();
+                let tree = if revision.is_stateless() {
+                    complete(&server, bare.clone())
+                } else {
+                    bare.clone()
+                };
+                let text = serde_json::to_string(&tree).unwrap();
+                assert_eq!(text, result_text(golden), "outcome {n} in {revision}");
+                if revision.is_stateless() {
+                    assert_ne!(serde_json::to_string(&bare).unwrap(), text);
                 }
             }
         }

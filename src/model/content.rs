@@ -427,10 +427,8 @@ impl Serialize for TextBlock<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::revision::{per_revision, Goldens};
     use serde_json::{json, Value};
-
-    /// The exact text each group of revisions gets.
-    type Texts = Vec<(&'static [Revision], &'static str)>;
 
     const R2024: Revision = Revision::V2024_11_05;
     const R2025_03: Revision = Revision::V2025_03_26;
@@ -451,7 +449,7 @@ mod tests {
     /// Every kind of block, with and without annotations, and the exact
     /// text each revision gets of it. Every revision is named once per
     /// block.
-    fn goldens() -> Vec<(Content, Texts)> {
+    fn goldens() -> Vec<(Content, Goldens)> {
         let all: &[Revision] = &Revision::ALL;
         vec![
             (
@@ -576,16 +574,8 @@ mod tests {
     #[test]
     fn every_block_is_written_as_its_golden_text_in_every_revision() {
         for (block, goldens) in goldens() {
-            let mut named: Vec<Revision> = goldens
-                .iter()
-                .flat_map(|(r, _)| r.iter().copied())
-                .collect();
-            named.sort();
-            assert_eq!(named, Revision::ALL, "{block:?}: each revision once");
-            for (revisions, golden) in goldens {
-                for &revision in revisions {
-                    assert_eq!(text(&block, revision), golden, "{block:?} in {revision}");
-                }
+            for (revision, golden) in per_revision(&goldens) {
+                assert_eq!(text(&block, revision), golden, "{block:?} in {revision}");
             }
         }
     }
@@ -593,12 +583,10 @@ mod tests {
     #[test]
     fn a_block_as_a_tree_is_its_golden_text_read_back() {
         for (block, goldens) in goldens() {
-            for (revisions, golden) in goldens {
-                for &revision in revisions {
-                    let tree = tree(&block, revision);
-                    assert_eq!(tree, serde_json::from_str::<Value>(golden).unwrap());
-                    assert_eq!(serde_json::to_string(&tree).unwrap(), golden, "same bytes");
-                }
+            for (revision, golden) in per_revision(&goldens) {
+                let tree = tree(&block, revision);
+                assert_eq!(tree, serde_json::from_str::<Value>(golden).unwrap());
+                assert_eq!(serde_json::to_string(&tree).unwrap(), golden, "same bytes");
             }
         }
         // A tree that differs is told apart: the check has teeth.
