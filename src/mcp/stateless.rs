@@ -174,16 +174,17 @@ fn complete_fields(server: &Server, fields: &mut Map<String, Value>) {
     let meta = fields
         .entry("_meta")
         .or_insert_with(|| Value::Object(Map::new()));
-    if let Value::Object(meta) = meta {
-        meta.insert(
-            META_SERVER.into(),
-            json!({"name": server.name, "version": server.version}),
-        );
+    // The identity as `ServerMeta` spells it for the results written
+    // straight to text, so that the two ways cannot drift apart.
+    if let (Value::Object(meta), Ok(Value::Object(identity))) =
+        (meta, serde_json::to_value(ServerMeta(server)))
+    {
+        meta.extend(identity);
     }
 }
 
-/// The `_meta` of a result the host writes straight to text: what
-/// [`complete`] puts in an empty one.
+/// The server's identity in a result's `_meta`: its one spelling, written
+/// straight to text for a call's result and made a tree by [`complete`].
 pub(super) struct ServerMeta<'a>(pub(super) &'a Server);
 
 impl Serialize for ServerMeta<'_> {

@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 
 use super::lifecycle::Caller;
 use super::plan::{CallKey, CallPlan, Rounds};
-use super::result::{self, CANCELLED_TEXT, FAILED_TEXT};
+use super::result::{self, tool_error};
 use super::stateless::complete;
 use super::{BearerState, Server};
 use crate::call::panic_message;
@@ -278,11 +278,6 @@ fn find_tool(server: &Server, session: &dyn BearerState, name: &str) -> Result<T
     }
 }
 
-/// A result the model reads as the tool's error.
-fn tool_error(text: &str) -> Value {
-    json!({"content": [{"type": "text", "text": text}], "isError": true})
-}
-
 /// What a 2026-07-28 retry carries: the previous round's `requestState` and
 /// this round's `inputResponses`.
 fn read_rounds(params: Option<&Value>) -> Result<Rounds, RpcError> {
@@ -325,16 +320,16 @@ pub(crate) fn call_reply(
     request_id: &Value,
     outcome: &ToolOutcome,
 ) -> Reply {
-    if outcome.relayed.is_none() {
-        return result::written(server, caller.revision, request_id, outcome);
+    match &outcome.relayed {
+        None => result::written(server, caller.revision, request_id, outcome),
+        Some(relayed) => finish_result(
+            server,
+            caller.revision,
+            request_id,
+            relayed_result(relayed, caller.revision),
+        )
+        .into(),
     }
-    finish_result(
-        server,
-        caller.revision,
-        request_id,
-        render(outcome, caller.revision),
-    )
-    .into()
 }
 
 /// The response sent when a call passes its deadline while its handler
@@ -427,58 +422,12 @@ fn missing_capabilities(tool: &Tool, declared: &Value) -> Option<RpcError> {
     Some(error)
 }
 
-/// A `CallToolResult` for the revision, as a tree.
-pub(super) fn render(outcome: &ToolOutcome, revision: Revision) -> Value {
-    if let Some(relayed) = &outcome.relayed {
-        let mut result = relayed.clone();
-        if !revision.has_structured_content() {
-            result.remove("structuredContent");
-        }
-        return Value::Object(result);
-    }
-    let mut result = Map::new();
-    let structured = outcome
-        .structured
-        .as_ref()
-        .filter(|_| revision.has_structured_content());
-    match &outcome.result {
-        CallResult::Success => {
-            let content: Vec<Value> = outcome
-                .content
-                .iter()
-                .map(|c| c.to_json(revision))
-                .collect();
-            result.insert("content".into(), content.into());
-            if let Some(structured) = structured {
-                result.insert("structuredContent".into(), structured.clone());
-            }
-            result.insert("isError".into(), false.into());
-        }
-        CallResult::Declined { reason } => {
-            let text = match &outcome.structured {
-                Some(code) if structured.is_none() => format!("{reason} (code: {code})"),
-                _ => reason.clone(),
-            };
-            result.insert("content".into(), json!([{"type": "text", "text": text}]));
-            if let Some(code) = structured {
-                result.insert("structuredContent".into(), json!({ "code": code }));
-            }
-            result.insert("isError".into(), true.into());
-        }
-        CallResult::Failed { .. } => {
-            result.insert(
-                "content".into(),
-                json!([{"type": "text", "text": FAILED_TEXT}]),
-            );
-            result.insert("isError".into(), true.into());
-        }
-        CallResult::Cancelled { .. } => {
-            result.insert(
-                "content".into(),
-                json!([{"type": "text", "text": CANCELLED_TEXT}]),
-            );
-            result.insert("isError".into(), true.into());
-        }
+/// Another server's `CallToolResult`, as it came, less what the revision
+/// cannot carry.
+fn relayed_result(relayed: &Map<String, Value>, revision: Revision) -> Value {
+    let mut result = relayed.clone();
+    if !revision.has_structured_content() {
+        result.remove("structuredContent");
     }
     Value::Object(result)
 }
@@ -504,13 +453,19 @@ mod tests {
         assert!(read_call(Some(&mut json!({"arguments": {}}))).is_err());
     }
 
+    /// The result of a call that came to `outcome`, as sent.
+    fn sent(outcome: &ToolOutcome, revision: Revision) -> Value {
+        let server = Server::for_tests(None);
+        result::written(&server, revision, &json!(1), outcome).to_value()["result"].take()
+    }
+
     #[test]
     fn a_declined_code_is_structured_from_2025_06_18_and_textual_before() {
         let outcome = ToolOutcome::declined("no").with_code(json!("quota"));
-        let new = render(&outcome, Revision::V2025_06_18);
+        let new = sent(&outcome, Revision::V2025_06_18);
         assert_eq!(new["structuredContent"], json!({"code": "quota"}));
         assert_eq!(new["isError"], true);
-        let old = render(&outcome, Revision::V2025_03_26);
+        let old = sent(&outcome, Revision::V2025_03_26);
         assert!(old.get("structuredContent").is_none());
         assert_eq!(old["content"][0]["text"], "no (code: \"quota\")");
     }
@@ -524,19 +479,20 @@ mod tests {
             "isError": true,
         });
         let outcome = ToolOutcome::relayed(raw.clone());
-        assert_eq!(render(&outcome, Revision::V2025_06_18), raw);
+        let relayed = outcome.relayed.as_ref().unwrap();
+        assert_eq!(relayed_result(relayed, Revision::V2025_06_18), raw);
         let mut old = raw.clone();
         old.as_object_mut().unwrap().remove("structuredContent");
-        assert_eq!(render(&outcome, Revision::V2025_03_26), old);
+        assert_eq!(relayed_result(relayed, Revision::V2025_03_26), old);
     }
 
     #[test]
     fn a_failed_outcome_hides_its_detail_from_the_model() {
-        let rendered = render(
+        let sent = sent(
             &ToolOutcome::failed("db password wrong"),
             Revision::V2025_11_25,
         );
-        assert!(!rendered.to_string().contains("password"));
-        assert_eq!(rendered["isError"], true);
+        assert!(!sent.to_string().contains("password"));
+        assert_eq!(sent["isError"], true);
     }
 }

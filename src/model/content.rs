@@ -8,7 +8,6 @@
 //! revision does not know (`lastModified` before 2025-06-18) is left out.
 
 use serde_core::ser::{Serialize, SerializeMap, Serializer};
-use serde_json::{json, Map, Value};
 
 use super::revision::Revision;
 use crate::base64::base64_encode;
@@ -63,24 +62,19 @@ struct Annotations {
 }
 
 impl Annotations {
-    /// The annotations as the revision spells them, `None` when there are none.
-    fn to_json(&self, revision: Revision) -> Option<Value> {
-        let mut out = Map::new();
-        if !self.audience.is_empty() {
-            let audience: Vec<Value> = self.audience.iter().map(|r| r.as_str().into()).collect();
-            out.insert("audience".into(), audience.into());
-        }
-        if let Some(priority) = self.priority {
-            out.insert("priority".into(), priority.into());
-        }
-        if let Some(when) = self
+    /// The annotations as the revision spells them, `None` when the
+    /// revision would get none of them.
+    fn json(&self, revision: Revision) -> Option<AnnotationsJson<'_>> {
+        let last_modified = self
             .last_modified
-            .as_ref()
-            .filter(|_| revision.has_last_modified())
-        {
-            out.insert("lastModified".into(), when.clone().into());
-        }
-        (!out.is_empty()).then_some(Value::Object(out))
+            .as_deref()
+            .filter(|_| revision.has_last_modified());
+        let any = !self.audience.is_empty() || self.priority.is_some() || last_modified.is_some();
+        any.then_some(AnnotationsJson {
+            audience: &self.audience,
+            last_modified,
+            priority: self.priority,
+        })
     }
 }
 
@@ -266,72 +260,9 @@ impl Content {
         }
     }
 
-    /// The block as the given revision spells it, to serialize in place:
-    /// a plain text block, by far the most common, is written without a
-    /// tree built for it first.
+    /// The block as the given revision spells it, to serialize in place.
     pub(crate) fn json(&self, revision: Revision) -> ContentJson<'_> {
         ContentJson(self, revision)
-    }
-
-    /// The block as the given revision spells it.
-    pub(crate) fn to_json(&self, revision: Revision) -> Value {
-        let mut block = self.kind_json(revision);
-        if let (Some(annotations), Value::Object(map)) =
-            (self.annotations.to_json(revision), &mut block)
-        {
-            map.insert("annotations".into(), annotations);
-        }
-        block
-    }
-
-    fn kind_json(&self, revision: Revision) -> Value {
-        match &self.kind {
-            Kind::Text(text) => json!({"type": "text", "text": text}),
-            Kind::Image { data, mime_type } => {
-                json!({"type": "image", "data": data, "mimeType": mime_type})
-            }
-            Kind::Audio { data, mime_type } if revision.has_audio_content() => {
-                json!({"type": "audio", "data": data, "mimeType": mime_type})
-            }
-            Kind::Audio { mime_type, .. } => json!({
-                "type": "text",
-                "text": format!("[audio ({mime_type}) omitted: revision {revision} has no audio content]"),
-            }),
-            Kind::Link(link) if revision.has_resource_links() => {
-                let mut out = Map::new();
-                out.insert("type".into(), "resource_link".into());
-                out.insert("uri".into(), link.uri.clone().into());
-                out.insert("name".into(), link.name.clone().into());
-                let optional = [
-                    ("title", link.title.clone().map(Value::from)),
-                    ("mimeType", link.mime_type.clone().map(Value::from)),
-                    ("description", link.description.clone().map(Value::from)),
-                    ("size", link.size.map(Value::from)),
-                ];
-                for (key, value) in optional {
-                    if let Some(value) = value {
-                        out.insert(key.into(), value);
-                    }
-                }
-                Value::Object(out)
-            }
-            Kind::Link(link) => json!({
-                "type": "text",
-                "text": format!("resource {} ({})", link.name, link.uri),
-            }),
-            Kind::Embedded(resource) => {
-                let mut inner = Map::new();
-                inner.insert("uri".into(), resource.uri.clone().into());
-                if let Some(mime) = &resource.mime_type {
-                    inner.insert("mimeType".into(), mime.clone().into());
-                }
-                match &resource.body {
-                    ResourceBody::Text(text) => inner.insert("text".into(), text.clone().into()),
-                    ResourceBody::Blob(blob) => inner.insert("blob".into(), blob.clone().into()),
-                };
-                json!({"type": "resource", "resource": Value::Object(inner)})
-            }
-        }
     }
 }
 
@@ -347,30 +278,148 @@ impl From<String> for Content {
     }
 }
 
-/// A content block as a revision spells it, serialized as
-/// [`Content::to_json`]'s tree would be.
+/// A content block as a revision spells it: the one spelling of every
+/// block, written straight to a response's text (and to a tree, with
+/// `serde_json::to_value`, where one is needed).
+///
+/// Members are written in the order a `Value` tree of the block would
+/// write them (sorted by name), so that the text is the same whichever
+/// way it was made; the golden tests below pin it per revision.
 pub(crate) struct ContentJson<'a>(&'a Content, Revision);
 
 impl Serialize for ContentJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match &self.0.kind {
-            Kind::Text(text) if self.0.annotations.to_json(self.1).is_none() => {
-                TextBlock(text).serialize(serializer)
-            }
-            _ => self.0.to_json(self.1).serialize(serializer),
+        let ContentJson(block, revision) = *self;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(annotations) = block.annotations.json(revision) {
+            map.serialize_entry("annotations", &annotations)?;
         }
+        match &block.kind {
+            Kind::Text(text) => text_members(&mut map, text)?,
+            Kind::Image { data, mime_type } => media_members(&mut map, "image", data, mime_type)?,
+            Kind::Audio { data, mime_type } if revision.has_audio_content() => {
+                media_members(&mut map, "audio", data, mime_type)?;
+            }
+            // A revision without audio gets a text block that says what
+            // was there: a block its client must reject would lose the
+            // whole result.
+            Kind::Audio { mime_type, .. } => text_members(
+                &mut map,
+                &format!("[audio ({mime_type}) omitted: revision {revision} has no audio content]"),
+            )?,
+            Kind::Link(link) if revision.has_resource_links() => {
+                if let Some(description) = &link.description {
+                    map.serialize_entry("description", description)?;
+                }
+                if let Some(mime_type) = &link.mime_type {
+                    map.serialize_entry("mimeType", mime_type)?;
+                }
+                map.serialize_entry("name", &link.name)?;
+                if let Some(size) = link.size {
+                    map.serialize_entry("size", &size)?;
+                }
+                if let Some(title) = &link.title {
+                    map.serialize_entry("title", title)?;
+                }
+                map.serialize_entry("type", "resource_link")?;
+                map.serialize_entry("uri", &link.uri)?;
+            }
+            Kind::Link(link) => {
+                text_members(&mut map, &format!("resource {} ({})", link.name, link.uri))?;
+            }
+            Kind::Embedded(resource) => {
+                map.serialize_entry("resource", &ResourceJson(resource))?;
+                map.serialize_entry("type", "resource")?;
+            }
+        }
+        map.end()
     }
 }
 
-/// A text block, `{"text": …, "type": "text"}` (in the order a tree of it
-/// would be written).
+/// A text block's own members, `text` and `type`: shared by every block
+/// that is text on the wire, including those a revision gets in place of
+/// a type it lacks.
+fn text_members<M: SerializeMap>(map: &mut M, text: &str) -> Result<(), M::Error> {
+    map.serialize_entry("text", text)?;
+    map.serialize_entry("type", "text")
+}
+
+/// An image's or an audio clip's members: the base64 data, its type and
+/// the block's `type`.
+fn media_members<M: SerializeMap>(
+    map: &mut M,
+    kind: &str,
+    data: &str,
+    mime_type: &str,
+) -> Result<(), M::Error> {
+    map.serialize_entry("data", data)?;
+    map.serialize_entry("mimeType", mime_type)?;
+    map.serialize_entry("type", kind)
+}
+
+/// A block's annotations, as [`Annotations::json`] found them for a
+/// revision.
+struct AnnotationsJson<'a> {
+    audience: &'a [Role],
+    last_modified: Option<&'a str>,
+    priority: Option<f64>,
+}
+
+impl Serialize for AnnotationsJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        if !self.audience.is_empty() {
+            map.serialize_entry("audience", &Audience(self.audience))?;
+        }
+        if let Some(when) = self.last_modified {
+            map.serialize_entry("lastModified", when)?;
+        }
+        if let Some(priority) = self.priority {
+            map.serialize_entry("priority", &priority)?;
+        }
+        map.end()
+    }
+}
+
+/// An audience, as the roles' names.
+struct Audience<'a>(&'a [Role]);
+
+impl Serialize for Audience<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|role| role.as_str()))
+    }
+}
+
+/// An embedded resource's `resource` member: its URI, type and body.
+struct ResourceJson<'a>(&'a EmbeddedResource);
+
+impl Serialize for ResourceJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let resource = self.0;
+        let mut map = serializer.serialize_map(None)?;
+        if let ResourceBody::Blob(blob) = &resource.body {
+            map.serialize_entry("blob", blob)?;
+        }
+        if let Some(mime_type) = &resource.mime_type {
+            map.serialize_entry("mimeType", mime_type)?;
+        }
+        if let ResourceBody::Text(text) = &resource.body {
+            map.serialize_entry("text", text)?;
+        }
+        map.serialize_entry("uri", &resource.uri)?;
+        map.end()
+    }
+}
+
+/// A text block with no annotations, `{"text": …, "type": "text"}`: what
+/// the host writes for the model when a call has no content of its own
+/// (a decline's reason, a failure, a cancellation).
 pub(crate) struct TextBlock<'a>(pub(crate) &'a str);
 
 impl Serialize for TextBlock<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(2))?;
-        map.serialize_entry("text", self.0)?;
-        map.serialize_entry("type", "text")?;
+        text_members(&mut map, self.0)?;
         map.end()
     }
 }
@@ -378,32 +427,193 @@ impl Serialize for TextBlock<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::revision::{per_revision, Goldens};
+    use serde_json::{json, Value};
+
+    const R2024: Revision = Revision::V2024_11_05;
+    const R2025_03: Revision = Revision::V2025_03_26;
+    const R2025_06: Revision = Revision::V2025_06_18;
+    const R2025_11: Revision = Revision::V2025_11_25;
+    const R2026: Revision = Revision::V2026_07_28;
+
+    /// The block as written to a response.
+    fn text(block: &Content, revision: Revision) -> String {
+        serde_json::to_string(&block.json(revision)).unwrap()
+    }
+
+    /// The block as a tree, derived from the same writer.
+    fn tree(block: &Content, revision: Revision) -> Value {
+        serde_json::to_value(block.json(revision)).unwrap()
+    }
+
+    /// Every kind of block, with and without annotations, and the exact
+    /// text each revision gets of it. Every revision is named once per
+    /// block.
+    fn goldens() -> Vec<(Content, Goldens)> {
+        let all: &[Revision] = &Revision::ALL;
+        vec![
+            (
+                Content::text("plain \"quoted\"\n"),
+                vec![(all, r#"{"text":"plain \"quoted\"\n","type":"text"}"#)],
+            ),
+            (
+                Content::text("seen")
+                    .with_audience([Role::User, Role::Assistant])
+                    .with_priority(0.5)
+                    .with_last_modified("2025-01-12T15:00:58Z"),
+                vec![
+                    (
+                        &[R2024, R2025_03],
+                        r#"{"annotations":{"audience":["user","assistant"],"priority":0.5},"text":"seen","type":"text"}"#,
+                    ),
+                    (
+                        &[R2025_06, R2025_11, R2026],
+                        r#"{"annotations":{"audience":["user","assistant"],"lastModified":"2025-01-12T15:00:58Z","priority":0.5},"text":"seen","type":"text"}"#,
+                    ),
+                ],
+            ),
+            (
+                Content::text("dated").with_last_modified("2025-01-12T15:00:58Z"),
+                vec![
+                    (&[R2024, R2025_03], r#"{"text":"dated","type":"text"}"#),
+                    (
+                        &[R2025_06, R2025_11, R2026],
+                        r#"{"annotations":{"lastModified":"2025-01-12T15:00:58Z"},"text":"dated","type":"text"}"#,
+                    ),
+                ],
+            ),
+            (
+                Content::image(b"PNG", "image/png"),
+                vec![(
+                    all,
+                    r#"{"data":"UE5H","mimeType":"image/png","type":"image"}"#,
+                )],
+            ),
+            (
+                Content::image_base64("UE5H", "image/png").with_priority(3.0),
+                vec![(
+                    all,
+                    r#"{"annotations":{"priority":1.0},"data":"UE5H","mimeType":"image/png","type":"image"}"#,
+                )],
+            ),
+            (
+                Content::audio(b"RIFF", "audio/wav"),
+                vec![
+                    (
+                        &[R2024],
+                        r#"{"text":"[audio (audio/wav) omitted: revision 2024-11-05 has no audio content]","type":"text"}"#,
+                    ),
+                    (
+                        &[R2025_03, R2025_06, R2025_11, R2026],
+                        r#"{"data":"UklGRg==","mimeType":"audio/wav","type":"audio"}"#,
+                    ),
+                ],
+            ),
+            (
+                Content::audio_base64("UklGRg==", "audio/wav").with_audience([Role::Assistant]),
+                vec![
+                    (
+                        &[R2024],
+                        r#"{"annotations":{"audience":["assistant"]},"text":"[audio (audio/wav) omitted: revision 2024-11-05 has no audio content]","type":"text"}"#,
+                    ),
+                    (
+                        &[R2025_03, R2025_06, R2025_11, R2026],
+                        r#"{"annotations":{"audience":["assistant"]},"data":"UklGRg==","mimeType":"audio/wav","type":"audio"}"#,
+                    ),
+                ],
+            ),
+            (
+                Content::resource_link("file:///a.txt", "a.txt"),
+                vec![
+                    (
+                        &[R2024, R2025_03],
+                        r#"{"text":"resource a.txt (file:///a.txt)","type":"text"}"#,
+                    ),
+                    (
+                        &[R2025_06, R2025_11, R2026],
+                        r#"{"name":"a.txt","type":"resource_link","uri":"file:///a.txt"}"#,
+                    ),
+                ],
+            ),
+            (
+                Content::resource_link("file:///report.pdf", "report.pdf")
+                    .with_title("Report")
+                    .with_mime_type("application/pdf")
+                    .with_description("The quarter's report.")
+                    .with_size(48_213)
+                    .with_priority(0.2),
+                vec![
+                    (
+                        &[R2024, R2025_03],
+                        r#"{"annotations":{"priority":0.2},"text":"resource report.pdf (file:///report.pdf)","type":"text"}"#,
+                    ),
+                    (
+                        &[R2025_06, R2025_11, R2026],
+                        r#"{"annotations":{"priority":0.2},"description":"The quarter's report.","mimeType":"application/pdf","name":"report.pdf","size":48213,"title":"Report","type":"resource_link","uri":"file:///report.pdf"}"#,
+                    ),
+                ],
+            ),
+            (
+                Content::resource_text("file:///data.csv", "text/csv", "x,y\n1,2\n"),
+                vec![(
+                    all,
+                    r#"{"resource":{"mimeType":"text/csv","text":"x,y\n1,2\n","uri":"file:///data.csv"},"type":"resource"}"#,
+                )],
+            ),
+            (
+                Content::resource_blob("file:///z.bin", "application/octet-stream", &[1, 2])
+                    .with_audience([Role::User]),
+                vec![(
+                    all,
+                    r#"{"annotations":{"audience":["user"]},"resource":{"blob":"AQI=","mimeType":"application/octet-stream","uri":"file:///z.bin"},"type":"resource"}"#,
+                )],
+            ),
+        ]
+    }
 
     #[test]
-    fn a_block_serialized_in_place_reads_as_its_tree() {
-        let blocks = [
-            Content::text("plain \"quoted\"\n"),
-            Content::text("seen").with_audience([Role::User]),
-            Content::text("dated").with_last_modified("2025-01-12T15:00:58Z"),
-            Content::image(b"PNG", "image/png").with_priority(0.5),
-            Content::audio(b"RIFF", "audio/wav"),
-            Content::resource_link("file:///a.txt", "a.txt"),
-        ];
-        for revision in Revision::ALL {
-            for block in &blocks {
-                let text = serde_json::to_vec(&block.json(revision)).unwrap();
-                let tree = block.to_json(revision);
-                assert_eq!(serde_json::from_slice::<Value>(&text).unwrap(), tree);
-                assert_eq!(text, serde_json::to_vec(&tree).unwrap(), "same bytes");
+    fn every_block_is_written_as_its_golden_text_in_every_revision() {
+        for (block, goldens) in goldens() {
+            for (revision, golden) in per_revision(&goldens) {
+                assert_eq!(text(&block, revision), golden, "{block:?} in {revision}");
             }
+        }
+    }
+
+    #[test]
+    fn a_block_as_a_tree_is_its_golden_text_read_back() {
+        for (block, goldens) in goldens() {
+            for (revision, golden) in per_revision(&goldens) {
+                let tree = tree(&block, revision);
+                assert_eq!(tree, serde_json::from_str::<Value>(golden).unwrap());
+                assert_eq!(serde_json::to_string(&tree).unwrap(), golden, "same bytes");
+            }
+        }
+        // A tree that differs is told apart: the check has teeth.
+        let other = tree(&Content::text("other"), R2025_06);
+        assert_ne!(
+            serde_json::to_string(&other).unwrap(),
+            text(&Content::text("x"), R2025_06)
+        );
+    }
+
+    #[test]
+    fn a_plain_text_block_written_alone_is_the_content_block_of_that_text() {
+        for revision in Revision::ALL {
+            let alone = serde_json::to_string(&TextBlock("why \"not\"")).unwrap();
+            assert_eq!(alone, text(&Content::text("why \"not\""), revision));
+            assert_ne!(
+                alone,
+                text(&Content::text("why \"not\"").with_priority(0.1), revision)
+            );
         }
     }
 
     #[test]
     fn audio_becomes_text_for_a_revision_without_audio() {
         let audio = Content::audio(b"RIFF", "audio/wav");
-        assert_eq!(audio.to_json(Revision::V2025_03_26)["type"], "audio");
-        let old = audio.to_json(Revision::V2024_11_05);
+        assert_eq!(tree(&audio, R2025_03)["type"], "audio");
+        let old = tree(&audio, R2024);
         assert_eq!(old["type"], "text");
         assert!(old["text"]
             .as_str()
@@ -413,10 +623,10 @@ mod tests {
     #[test]
     fn resource_links_become_text_before_2025_06_18() {
         let link = Content::resource_link("file:///a.txt", "a.txt").with_mime_type("text/plain");
-        let new = link.to_json(Revision::V2025_06_18);
+        let new = tree(&link, R2025_06);
         assert_eq!(new["type"], "resource_link");
         assert_eq!(new["mimeType"], "text/plain");
-        assert_eq!(link.to_json(Revision::V2025_03_26)["type"], "text");
+        assert_eq!(tree(&link, R2025_03)["type"], "text");
     }
 
     #[test]
@@ -425,15 +635,14 @@ mod tests {
             .with_audience([Role::Assistant])
             .with_priority(3.0)
             .with_last_modified("2025-01-12T15:00:58Z");
-        let old = block.to_json(Revision::V2025_03_26);
+        let old = tree(&block, R2025_03);
         assert_eq!(
             old["annotations"],
             json!({"audience": ["assistant"], "priority": 1.0})
         );
-        let new = block.to_json(Revision::V2025_06_18);
+        let new = tree(&block, R2025_06);
         assert_eq!(new["annotations"]["lastModified"], "2025-01-12T15:00:58Z");
-        assert!(Content::text("x")
-            .to_json(Revision::V2025_06_18)
+        assert!(tree(&Content::text("x"), R2025_11)
             .get("annotations")
             .is_none());
     }

@@ -326,15 +326,39 @@ pub(crate) fn classify_envelope(envelope: Envelope) -> Result<Message, Invalid> 
     }
 }
 
-/// A successful response.
+/// A successful response, as a tree: the envelope [`SuccessJson`] writes,
+/// with `result` moved in.
 pub(crate) fn success(id: &Value, result: Value) -> Value {
-    // Built by hand: `json!` would serialize `result` again, a deep copy
-    // of every tool list and call result.
-    let mut out = Map::new();
-    out.insert("jsonrpc".into(), "2.0".into());
-    out.insert("id".into(), id.clone());
-    out.insert("result".into(), result);
-    Value::Object(out)
+    // The envelope is written around a placeholder that `result` then
+    // replaces: written through the serializer, `result` would be copied
+    // whole, and a relayed result may be large. Writing a map of a string
+    // and an id cannot fail; were it to, the response would still be an
+    // object with its result.
+    let placeholder = SuccessJson { id, result: &() };
+    let mut envelope = serde_json::to_value(placeholder).unwrap_or_default();
+    envelope[RESULT] = result;
+    envelope
+}
+
+/// The member of a success that holds the result.
+const RESULT: &str = "result";
+
+/// The success envelope, `{"jsonrpc": "2.0", "id": …, "result": …}`: its
+/// one spelling, written straight to text by [`success_serialized`] and
+/// made a tree by [`success`].
+struct SuccessJson<'a, R> {
+    id: &'a Value,
+    result: &'a R,
+}
+
+impl<R: Serialize> Serialize for SuccessJson<'_, R> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("jsonrpc", "2.0")?;
+        map.serialize_entry("id", self.id)?;
+        map.serialize_entry(RESULT, self.result)?;
+        map.end()
+    }
 }
 
 /// A response to send: a tree, or its JSON text written already.
@@ -405,21 +429,8 @@ impl Reply {
 /// how long it will be. A result that cannot be serialized (a map with
 /// non-string keys) is answered with an internal error.
 pub(crate) fn success_serialized(id: &Value, result: &impl Serialize, size: usize) -> Reply {
-    struct Envelope<'a, R> {
-        id: &'a Value,
-        result: &'a R,
-    }
-    impl<R: Serialize> Serialize for Envelope<'_, R> {
-        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            let mut map = serializer.serialize_map(Some(3))?;
-            map.serialize_entry("jsonrpc", "2.0")?;
-            map.serialize_entry("id", self.id)?;
-            map.serialize_entry("result", self.result)?;
-            map.end()
-        }
-    }
     let mut text = Vec::with_capacity(size + 64);
-    match serde_json::to_writer(&mut text, &Envelope { id, result }) {
+    match serde_json::to_writer(&mut text, &SuccessJson { id, result }) {
         Ok(()) => Reply::Text(text),
         Err(err) => Reply::Tree(failure(
             Some(id),
@@ -505,6 +516,36 @@ mod tests {
         let batch: Value = serde_json::from_slice(&batch).unwrap();
         assert_eq!(batch, json!([success(&id, result), {"x": 1}]));
         assert_eq!(Reply::batch_text(&[]), b"[]");
+    }
+
+    #[test]
+    fn a_success_is_the_same_envelope_as_text_and_as_a_tree() {
+        // The text keeps the writer's order; a tree sorts its keys. Both
+        // are what goes on the wire today, for the replies built each way.
+        let cases = [
+            (
+                json!(7),
+                r#"{"jsonrpc":"2.0","id":7,"result":{"a":[1],"b":null}}"#,
+                r#"{"id":7,"jsonrpc":"2.0","result":{"a":[1],"b":null}}"#,
+            ),
+            (
+                json!("call-7"),
+                r#"{"jsonrpc":"2.0","id":"call-7","result":{"a":[1],"b":null}}"#,
+                r#"{"id":"call-7","jsonrpc":"2.0","result":{"a":[1],"b":null}}"#,
+            ),
+        ];
+        for (id, text, tree) in cases {
+            let result = json!({"b": null, "a": [1]});
+            let written = success_serialized(&id, &result, 0).into_text();
+            assert_eq!(String::from_utf8(written).unwrap(), text);
+            let built = success(&id, result.clone());
+            assert_eq!(serde_json::to_string(&built).unwrap(), tree);
+            assert_ne!(
+                built,
+                success(&id, json!({})),
+                "the result is the one given"
+            );
+        }
     }
 
     #[test]

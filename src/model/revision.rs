@@ -154,6 +154,25 @@ impl Revision {
     }
 }
 
+/// Golden texts for tests: groups of revisions, each with the exact text
+/// every revision in it gets.
+#[cfg(test)]
+pub(crate) type Goldens = Vec<(&'static [Revision], &'static str)>;
+
+/// The golden text of each revision, oldest first. Panics unless every
+/// revision is named exactly once, so that no revision goes unchecked.
+#[cfg(test)]
+pub(crate) fn per_revision(goldens: &Goldens) -> Vec<(Revision, &'static str)> {
+    let mut each: Vec<(Revision, &'static str)> = goldens
+        .iter()
+        .flat_map(|(revisions, text)| revisions.iter().map(move |&r| (r, *text)))
+        .collect();
+    each.sort_by_key(|(revision, _)| *revision);
+    let named: Vec<Revision> = each.iter().map(|(revision, _)| *revision).collect();
+    assert_eq!(named, Revision::ALL, "each revision once");
+    each
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
