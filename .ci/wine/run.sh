@@ -5,6 +5,9 @@
 # bcryptprimitives.dll beside it (see bcryptprimitives.c for why).
 # Installs what it needs itself; prints the toolchain, each program's
 # counts, the totals and the time taken.
+#
+# Usage: bash .ci/wine/run.sh [PROGRAM...]: with names (test programs of
+# tests/tests), runs only those, without the unit tests.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export CARGO_TERM_COLOR=never
@@ -52,9 +55,15 @@ x86_64-w64-mingw32-gcc -O2 -shared -s -o "$shim" \
 # The black-box tests: every program of tests/tests but threads (Linux
 # only: it reads /proc, and is empty elsewhere). The tests in them that
 # need Python or Node are ignored unless asked for, as on Linux.
-tests=(acp ask bridge bridge_stdio client concurrency core fuzz hostile
-    list_changes logging long_calls resume revocation schema setup stateless
-    registry relay stdio_client tools typed)
+tests=(acp ask bridge bridge_stdio cancelled_calls client concurrency core fuzz
+    gateway_isolation hostile list_changes logging long_calls registry relay
+    resume revocation schema serve setup stateless stdio_client tools typed
+    unauthenticated_load visibility)
+unit_tests=yes
+if [ $# -gt 0 ]; then
+    tests=("$@")
+    unit_tests=no
+fi
 
 # Tests that cannot run under Wine, by binary, with the Wine limitation
 # that stops each (none of them a Windows one). Tests that cannot run on
@@ -94,7 +103,9 @@ for line in sys.stdin:
 built_from=$(date +%s)
 programs=$(
     {
-        cargo test -p toolhost --lib --all-features --target "$target" --no-run --message-format=json &&
+        if [ "$unit_tests" = yes ]; then
+            cargo test -p toolhost --lib --all-features --target "$target" --no-run --message-format=json
+        fi &&
         cargo test -p toolhost-tests --target "$target" --no-run --message-format=json \
             $(printf -- '--test %s ' "${tests[@]}")
     } | executables

@@ -171,12 +171,12 @@ fn each_agents_line_reaches_the_session_through_private_files_never_a_command_li
     // Where the lines point: a directory only its owner can enter, with a
     // file for each agent that only its owner can read.
     let claude = line(block, "Claude Code:");
-    let claude_file = PathBuf::from(
+    let claude_file = PathBuf::from(shell_unquoted(
         claude
             .split_once("claude --mcp-config ")
             .expect("claude --mcp-config FILE")
             .1,
-    );
+    ));
     let dir = claude_file
         .parent()
         .expect("the files' directory")
@@ -217,24 +217,27 @@ fn each_agents_line_reaches_the_session_through_private_files_never_a_command_li
     let bearer = fs::read_to_string(file("bearer")).expect("read");
     assert_eq!(bearer, token);
 
-    // Each line names those files and the session's URL.
-    let dir_text = dir.to_str().expect("a UTF-8 path");
+    // Each line names those files (as POSIX shell words) and the session's
+    // URL.
     let gemini = line(block, "Gemini CLI:");
-    assert!(gemini.contains(&format!(
-        "GEMINI_CLI_SYSTEM_SETTINGS_PATH={dir_text}/gemini-settings.json gemini"
-    )));
+    assert_eq!(
+        path_after(gemini, "GEMINI_CLI_SYSTEM_SETTINGS_PATH="),
+        file("gemini-settings.json")
+    );
+    assert!(gemini.ends_with(" gemini"), "{gemini}");
     let codex = line(block, "Codex:");
-    assert!(codex.contains(&format!(
-        "TOOLHOST_DEMO_BEARER=\"$(cat {dir_text}/bearer)\" codex"
-    )));
+    assert_eq!(
+        path_after(codex, "TOOLHOST_DEMO_BEARER=\"$(cat "),
+        file("bearer")
+    );
+    assert!(codex.contains(")\" codex -c "), "{codex}");
     assert!(codex.contains(&format!("'mcp_servers.toolhost-demo.url=\"{url}\"'")));
     assert!(
         codex.contains("'mcp_servers.toolhost-demo.bearer_token_env_var=\"TOOLHOST_DEMO_BEARER\"'")
     );
     let curl = line(block, "curl:");
-    assert!(curl.contains(&format!(
-        "curl -si {url} -H @{dir_text}/authorization.header"
-    )));
+    assert!(curl.contains(&format!("curl -si {url} -H @")), "{curl}");
+    assert_eq!(path_after(curl, " -H @"), file("authorization.header"));
 
     // The token the Codex line hands over reaches the tools; another does not.
     let mut client = Client::builder(url)
@@ -253,4 +256,38 @@ fn each_agents_line_reaches_the_session_through_private_files_never_a_command_li
     // Stopping the example removes the files with the bearer in them.
     assert!(example.stop().success());
     assert!(!dir.exists(), "{} outlived the example", dir.display());
+}
+
+/// The path written as one shell word right after `prefix` in `line`.
+fn path_after(line: &str, prefix: &str) -> PathBuf {
+    let rest = &line[line
+        .find(prefix)
+        .unwrap_or_else(|| panic!("{prefix:?} in {line}"))
+        + prefix.len()..];
+    let word = match rest.strip_prefix('\'') {
+        // A quoted word ends at the quote that is not part of '\''.
+        Some(quoted) => {
+            let mut end = 0;
+            loop {
+                let at = end + quoted[end..].find('\'').expect("a closing quote");
+                if quoted[at..].starts_with(r"'\''") {
+                    end = at + 4;
+                } else {
+                    break &rest[..at + 2];
+                }
+            }
+        }
+        None => rest.split([' ', ')', '"']).next().unwrap_or_default(),
+    };
+    PathBuf::from(shell_unquoted(word))
+}
+
+/// One word of a POSIX shell line as the shell reads it: the example
+/// quotes a path with characters a shell would act on (a Windows path's
+/// backslashes) in single quotes.
+fn shell_unquoted(word: &str) -> String {
+    match word.strip_prefix('\'').and_then(|w| w.strip_suffix('\'')) {
+        Some(inner) => inner.replace(r"'\''", "'"),
+        None => word.to_owned(),
+    }
 }
