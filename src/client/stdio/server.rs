@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::{Callback, StdioClient};
 use crate::child::{DEFAULT_MAX_MESSAGE_BYTES, EXIT_GRACE};
-use crate::client::builder::DEFAULT_TIMEOUT;
+use crate::client::builder::DEFAULT_SILENCE_TIMEOUT;
 use crate::client::call::LogMessage;
 use crate::client::error::ClientError;
 use crate::client::rpc::Identity;
@@ -70,7 +70,7 @@ impl StdioServer {
             args: Vec::new(),
             env: Vec::new(),
             cwd: None,
-            timeout: DEFAULT_TIMEOUT,
+            timeout: DEFAULT_SILENCE_TIMEOUT,
             exit_grace: EXIT_GRACE,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             identity: Identity {
@@ -124,9 +124,8 @@ impl StdioServer {
     }
 
     /// How long the server may stay silent while the client waits for an
-    /// answer, the `initialize` handshake included (default
-    /// [`DEFAULT_TIMEOUT`]: a first `npx` run
-    /// downloads the server). Every message from the server for a call — a
+    /// answer, the `initialize` handshake included (60 s by default: a
+    /// first `npx` run downloads the server). Every message from the server for a call — a
     /// progress report, a log message — starts the wait again.
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> StdioServer {
@@ -145,8 +144,8 @@ impl StdioServer {
     }
 
     /// The longest message the server may write, in bytes, one line of
-    /// JSON-RPC (default [`DEFAULT_MAX_MESSAGE_BYTES`](crate::client::DEFAULT_MAX_MESSAGE_BYTES),
-    /// 16 MiB). A longer line is skipped while it is read, never buffered
+    /// JSON-RPC (16 MiB by default,
+    /// [`DEFAULT_MAX_MESSAGE_BYTES`](crate::client::DEFAULT_MAX_MESSAGE_BYTES)). A longer line is skipped while it is read, never buffered
     /// whole, so a runaway server costs this process at most about the
     /// limit; the request it answered fails with
     /// [`ClientError::TooLarge`] (told by the id at either end of
