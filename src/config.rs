@@ -446,7 +446,11 @@ impl HostConfig {
             });
         }
         let not_zero = [
-            ("call_keep_alive", self.runtime.call_keep_alive, ZERO_INTERVAL),
+            (
+                "call_keep_alive",
+                self.runtime.call_keep_alive,
+                ZERO_INTERVAL,
+            ),
             ("write_timeout", self.http.write_timeout, ZERO_TIMEOUT),
             ("read_timeout", self.http.read_timeout, ZERO_TIMEOUT),
             ("keep_alive", self.runtime.keep_alive, ZERO_INTERVAL),

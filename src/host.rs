@@ -70,8 +70,8 @@ impl ToolHost {
         // Each group goes whole to the layer that reads it; the session
         // guards share the server's and the shell's with them.
         let table = Arc::new(SessionTable::new());
-        let runtime = Runtime::start(Arc::new(config.server), config.runtime)
-            .map_err(Error::Spawn)?;
+        let runtime =
+            Runtime::start(Arc::new(config.server), config.runtime).map_err(Error::Spawn)?;
         let http = Arc::new(config.http);
         let url_ip = if addr.ip().is_unspecified() {
             IpAddr::V4(Ipv4Addr::LOCALHOST)
@@ -94,10 +94,11 @@ impl ToolHost {
             refused: Refused::new(),
             drainer: Arc::default(),
         });
-        let pool = Pool::start(listener, Arc::clone(&transport), addr).map_err(|err| match err {
-            crate::http::StartError::Listen(source) => bind_error(source),
-            crate::http::StartError::Spawn(source) => Error::Spawn(source),
-        })?;
+        let pool =
+            Pool::start(listener, Arc::clone(&transport), addr).map_err(|err| match err {
+                crate::http::StartError::Listen(source) => bind_error(source),
+                crate::http::StartError::Spawn(source) => Error::Spawn(source),
+            })?;
         Ok(ToolHost {
             addr,
             endpoint,

@@ -142,27 +142,33 @@ fn the_readme_states_the_client_and_relay_timeouts_as_the_code_sets_them() {
     pinned(&readme, secs(crate::relay::RELAY_TIMEOUT), |n| {
         format!("leaves silent for {n} s (`relay::RELAY_TIMEOUT`)")
     });
-    pinned(&readme, secs(crate::upstream::DEFAULT_SERVER_REFRESH), |n| {
-        format!("and every {n} seconds (`refresh_every`)")
-    });
+    pinned(
+        &readme,
+        secs(crate::upstream::DEFAULT_SERVER_REFRESH),
+        |n| format!("and every {n} seconds (`refresh_every`)"),
+    );
     pinned(&readme, crate::upstream::DEFAULT_SERVER_CALLS as u64, |n| {
         format!("(`max_concurrent_calls` {n},")
     });
     pinned(&readme, crate::upstream::DEFAULT_SERVER_QUEUE as u64, |n| {
         format!("`max_queued_calls` {n},")
     });
-    pinned(&readme, secs(crate::upstream::DEFAULT_SERVER_CALL_TIMEOUT), |n| {
-        format!("`call_timeout` {n} s from arrival)")
-    });
+    pinned(
+        &readme,
+        secs(crate::upstream::DEFAULT_SERVER_CALL_TIMEOUT),
+        |n| format!("`call_timeout` {n} s from arrival)"),
+    );
     pinned(
         &readme,
         (crate::DEFAULT_MAX_RELAY_BYTES >> 20) as u64,
         |n| format!("`max_message_bytes` ({n} MiB)"),
     );
     assert_eq!(crate::DEFAULT_MAX_RELAY_BYTES % (1 << 20), 0);
-    pinned(&readme, secs(crate::upstream::DEFAULT_RECONNECT_FIRST), |n| {
-        format!("(`reconnect_backoff`, {n} s to")
-    });
+    pinned(
+        &readme,
+        secs(crate::upstream::DEFAULT_RECONNECT_FIRST),
+        |n| format!("(`reconnect_backoff`, {n} s to"),
+    );
     pinned(&readme, secs(crate::upstream::DEFAULT_RECONNECT_MAX), |n| {
         format!("to {n} s); `status()`")
     });
@@ -208,7 +214,10 @@ fn doc_of(source: &str, declaration: &str) -> String {
         .map(|line| line.trim_start_matches("///"))
         .collect();
     doc.reverse();
-    doc.join(" ").split_whitespace().collect::<Vec<_>>().join(" ")
+    doc.join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[test]

@@ -206,7 +206,10 @@ impl Serialize for ServerMeta<'_> {
 /// Adds the caching hints 2026-07-28 gives with every list.
 fn add_cache_hints(server: &Server, fields: &mut Map<String, Value>) {
     fields.insert("ttlMs".into(), server.tools_cache.ttl_ms.into());
-    fields.insert("cacheScope".into(), server.tools_cache.scope.as_str().into());
+    fields.insert(
+        "cacheScope".into(),
+        server.tools_cache.scope.as_str().into(),
+    );
 }
 
 /// The `server/discover` result.

@@ -18,8 +18,6 @@ use serde_json::{json, Value};
 
 pub use error::AcpError;
 pub use turn::{Prompt, TurnCancel, TurnSummary};
-#[cfg(test)]
-pub(crate) use turn::DEFAULT_TURN_TIMEOUT;
 pub use updates::{
     PermissionChoice, PermissionOption, PermissionRequest, PlanEntry, ToolCallReport, Update,
 };
@@ -38,6 +36,8 @@ pub const ACP_VERSION: u64 = 1;
 
 /// The default of [`Agent::set_timeout`].
 pub(crate) const DEFAULT_SETUP_TIMEOUT: Duration = Duration::from_secs(120);
+#[cfg(test)]
+pub(crate) use turn::DEFAULT_TURN_TIMEOUT;
 
 /// An ACP agent process, driven over its stdin and stdout: start it,
 /// open a session that carries a [`ToolSession`]'s tools, and drive it

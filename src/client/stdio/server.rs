@@ -50,7 +50,7 @@ pub struct StdioServer {
     pub(super) program: OsString,
     pub(super) args: Vec<OsString>,
     pub(super) env: Vec<(OsString, OsString)>,
-    pub(super) cwd: Option<PathBuf>,
+    pub(super) current_dir: Option<PathBuf>,
     pub(super) timeout: Duration,
     pub(super) exit_grace: Duration,
     pub(super) max_message_bytes: usize,
@@ -69,7 +69,7 @@ impl StdioServer {
             program: program.as_ref().to_owned(),
             args: Vec::new(),
             env: Vec::new(),
-            cwd: None,
+            current_dir: None,
             timeout: DEFAULT_SILENCE_TIMEOUT,
             exit_grace: EXIT_GRACE,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
@@ -119,7 +119,7 @@ impl StdioServer {
     /// directory.
     #[must_use]
     pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> StdioServer {
-        self.cwd = Some(dir.into());
+        self.current_dir = Some(dir.into());
         self
     }
 
@@ -248,7 +248,7 @@ impl StdioServer {
         let mut command = Command::new(&self.program);
         command.args(&self.args);
         command.envs(self.env.iter().map(|(k, v)| (k, v)));
-        if let Some(dir) = &self.cwd {
+        if let Some(dir) = &self.current_dir {
             command.current_dir(dir);
         }
         command
@@ -267,7 +267,7 @@ impl fmt::Debug for StdioServer {
             .field("program", &self.program)
             .field("args", &self.args)
             .field("env", &env)
-            .field("cwd", &self.cwd)
+            .field("current_dir", &self.current_dir)
             .field("timeout", &self.timeout)
             .field("exit_grace", &self.exit_grace)
             .field("max_message_bytes", &self.max_message_bytes)
