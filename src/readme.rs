@@ -39,17 +39,23 @@ fn secs(duration: Duration) -> u64 {
 /// `phrase(value)` is in the README, and `phrase` of a neighbouring value
 /// is not: the README says this number, and only this one.
 fn pinned(readme: &str, value: u64, phrase: impl Fn(u64) -> String) {
+    pinned_in("README.md", readme, value, phrase);
+}
+
+/// `phrase(value)` is in `text` (what `name` says), and `phrase` of a
+/// neighbouring value is not.
+fn pinned_in(name: &str, text: &str, value: u64, phrase: impl Fn(u64) -> String) {
     let stated = phrase(value);
     assert!(
-        readme.contains(&stated),
-        "README.md no longer says {stated:?}: bring it in line with the code's constant"
+        text.contains(&stated),
+        "{name} no longer says {stated:?}: bring it in line with the code's constant"
     );
     for other in [value.saturating_sub(1), value + 1] {
         if other != value {
             let wrong = phrase(other);
             assert!(
-                !readme.contains(&wrong),
-                "README.md says {wrong:?}, but the code's constant is {value}"
+                !text.contains(&wrong),
+                "{name} says {wrong:?}, but the code's constant is {value}"
             );
         }
     }
@@ -220,31 +226,43 @@ fn doc_of(source: &str, declaration: &str) -> String {
         .join(" ")
 }
 
+/// The setter's doc says "(`value``unit` by default", and of no
+/// neighbouring value.
+fn states_default(doc: &str, value: u64, unit: &str) {
+    pinned_in(&format!("the doc {doc:?}"), doc, value, |n| {
+        format!("({n}{unit} by default")
+    });
+}
+
+/// Whole MiB of a default stated in MiB.
+fn mib(bytes: usize) -> u64 {
+    assert_eq!(bytes % (1 << 20), 0, "{bytes} is not whole MiB");
+    (bytes >> 20) as u64
+}
+
 #[test]
 fn every_host_setter_states_the_default_the_code_sets() {
     let source = include_str!("config.rs");
     let doc = |setter: &str| doc_of(source, &format!("pub fn {setter}("));
-    let count = |setter: &str, value: usize| {
-        pinned(&doc(setter), value as u64, |n| format!("({n} by default"));
-    };
-    count("workers", config::DEFAULT_WORKERS);
-    count("max_concurrent_calls", config::DEFAULT_MAX_CONCURRENT_CALLS);
-    count("max_queued_calls", config::DEFAULT_MAX_QUEUED_CALLS);
-    let seconds = |setter: &str, value: Duration| {
-        pinned(&doc(setter), secs(value), |n| format!("({n} s by default"));
-    };
-    seconds("call_keep_alive", config::DEFAULT_CALL_KEEP_ALIVE);
-    seconds("keep_alive", config::DEFAULT_KEEP_ALIVE);
-    seconds("read_timeout", config::DEFAULT_READ_TIMEOUT);
-    seconds("write_timeout", config::DEFAULT_WRITE_TIMEOUT);
-    seconds("resume_window", config::DEFAULT_RESUME_WINDOW);
-    seconds("report_long_calls", config::DEFAULT_REPORT_LONG_CALLS);
-    assert_eq!(config::DEFAULT_MAX_BODY_BYTES % (1 << 20), 0);
-    pinned(
-        &doc("max_body_bytes"),
-        (config::DEFAULT_MAX_BODY_BYTES >> 20) as u64,
-        |n| format!("in bytes ({n} MiB by default"),
-    );
+    for (setter, value) in [
+        ("workers", config::DEFAULT_WORKERS),
+        ("max_concurrent_calls", config::DEFAULT_MAX_CONCURRENT_CALLS),
+        ("max_queued_calls", config::DEFAULT_MAX_QUEUED_CALLS),
+    ] {
+        states_default(&doc(setter), value as u64, "");
+    }
+    for (setter, value) in [
+        ("call_keep_alive", config::DEFAULT_CALL_KEEP_ALIVE),
+        ("keep_alive", config::DEFAULT_KEEP_ALIVE),
+        ("read_timeout", config::DEFAULT_READ_TIMEOUT),
+        ("write_timeout", config::DEFAULT_WRITE_TIMEOUT),
+        ("resume_window", config::DEFAULT_RESUME_WINDOW),
+        ("report_long_calls", config::DEFAULT_REPORT_LONG_CALLS),
+    ] {
+        states_default(&doc(setter), secs(value), " s");
+    }
+    let body = mib(config::DEFAULT_MAX_BODY_BYTES);
+    states_default(&doc("max_body_bytes"), body, " MiB");
     // The defaults stated in words, checked against the default config.
     let defaults = HostConfig::default();
     assert!(doc("call_timeout").contains("No deadline by default"));
@@ -268,75 +286,57 @@ fn every_host_setter_states_the_default_the_code_sets() {
 #[cfg(feature = "client")]
 #[test]
 fn every_client_and_gateway_setter_states_the_default_the_code_sets() {
+    use crate::upstream;
+
     let builder = include_str!("upstream/builder.rs");
     let doc = |setter: &str| doc_of(builder, &format!("pub fn {setter}("));
-    pinned(
-        &doc("refresh_every"),
-        secs(crate::upstream::DEFAULT_SERVER_REFRESH),
-        |n| format!("(every {n} s by default)"),
-    );
-    pinned(
+    states_default(
         &doc("max_concurrent_calls"),
-        crate::upstream::DEFAULT_SERVER_CALLS as u64,
-        |n| format!("({n} by default"),
+        upstream::DEFAULT_SERVER_CALLS as u64,
+        "",
     );
-    pinned(
+    states_default(
         &doc("max_queued_calls"),
-        crate::upstream::DEFAULT_SERVER_QUEUE as u64,
-        |n| format!("({n} by default"),
+        upstream::DEFAULT_SERVER_QUEUE as u64,
+        "",
     );
-    pinned(
-        &doc("call_timeout"),
-        secs(crate::upstream::DEFAULT_SERVER_CALL_TIMEOUT),
-        |n| format!("({n} s by default)"),
-    );
-    pinned(
-        &doc("max_message_bytes"),
-        (crate::DEFAULT_MAX_RELAY_BYTES >> 20) as u64,
-        |n| format!("in bytes ({n} MiB by default"),
-    );
-    pinned(
-        &doc("reconnect_backoff"),
-        secs(crate::upstream::DEFAULT_RECONNECT_FIRST),
+    for (setter, value) in [
+        ("refresh_every", upstream::DEFAULT_SERVER_REFRESH),
+        ("call_timeout", upstream::DEFAULT_SERVER_CALL_TIMEOUT),
+    ] {
+        states_default(&doc(setter), secs(value), " s");
+    }
+    let relay = mib(crate::DEFAULT_MAX_RELAY_BYTES);
+    states_default(&doc("max_message_bytes"), relay, " MiB");
+    let backoff = doc("reconnect_backoff");
+    let backoff_doc = format!("the doc {backoff:?}");
+    pinned_in(
+        &backoff_doc,
+        &backoff,
+        secs(upstream::DEFAULT_RECONNECT_FIRST),
         |n| format!("({n} s and"),
     );
-    pinned(
-        &doc("reconnect_backoff"),
-        secs(crate::upstream::DEFAULT_RECONNECT_MAX),
+    pinned_in(
+        &backoff_doc,
+        &backoff,
+        secs(upstream::DEFAULT_RECONNECT_MAX),
         |n| format!("and {n} s by default"),
     );
 
+    let message = mib(crate::client::DEFAULT_MAX_MESSAGE_BYTES);
+    let silence = secs(crate::client::DEFAULT_SILENCE_TIMEOUT);
     let client = include_str!("client/builder.rs");
     let doc = |setter: &str| doc_of(client, &format!("pub fn {setter}("));
-    pinned(
-        &doc("timeout"),
-        secs(crate::client::DEFAULT_SILENCE_TIMEOUT),
-        |n| format!("({n} s by default"),
-    );
-    pinned(
-        &doc("connect_timeout"),
-        secs(crate::client::DEFAULT_CONNECT_TIMEOUT),
-        |n| format!("({n} s by default"),
-    );
-    assert_eq!(crate::client::DEFAULT_MAX_MESSAGE_BYTES % (1 << 20), 0);
-    let mib = (crate::client::DEFAULT_MAX_MESSAGE_BYTES >> 20) as u64;
-    pinned(&doc("max_message_bytes"), mib, |n| {
-        format!("in bytes ({n} MiB by default")
-    });
+    states_default(&doc("timeout"), silence, " s");
+    let connect = secs(crate::client::DEFAULT_CONNECT_TIMEOUT);
+    states_default(&doc("connect_timeout"), connect, " s");
+    states_default(&doc("max_message_bytes"), message, " MiB");
 
     let stdio = include_str!("client/stdio/server.rs");
     let doc = |setter: &str| doc_of(stdio, &format!("pub fn {setter}("));
-    pinned(
-        &doc("timeout"),
-        secs(crate::client::DEFAULT_SILENCE_TIMEOUT),
-        |n| format!("({n} s by default"),
-    );
-    pinned(&doc("exit_grace"), secs(crate::child::EXIT_GRACE), |n| {
-        format!("(default {n} s)")
-    });
-    pinned(&doc("max_message_bytes"), mib, |n| {
-        format!("({n} MiB by default")
-    });
+    states_default(&doc("timeout"), silence, " s");
+    states_default(&doc("exit_grace"), secs(crate::child::EXIT_GRACE), " s");
+    states_default(&doc("max_message_bytes"), message, " MiB");
 }
 
 #[cfg(all(feature = "acp-driver", feature = "client"))]
@@ -344,20 +344,18 @@ fn every_client_and_gateway_setter_states_the_default_the_code_sets() {
 fn every_agent_driver_setter_states_the_default_the_code_sets() {
     let agent = include_str!("acp/driver/mod.rs");
     let doc = |setter: &str| doc_of(agent, &format!("pub fn {setter}("));
-    pinned(
+    states_default(
         &doc("set_timeout"),
         secs(crate::acp::DEFAULT_SETUP_TIMEOUT),
-        |n| format!("({n} s by default)"),
+        " s",
     );
-    pinned(
-        &doc("set_max_message_bytes"),
-        (crate::acp::DEFAULT_MAX_MESSAGE_BYTES >> 20) as u64,
+    let max_message = doc("set_max_message_bytes");
+    pinned_in(
+        &format!("the doc {max_message:?}"),
+        &max_message,
+        mib(crate::acp::DEFAULT_MAX_MESSAGE_BYTES),
         |n| format!("{n} MiB)"),
     );
-    let turn = include_str!("acp/driver/turn.rs");
-    pinned(
-        &doc_of(turn, "pub fn timeout("),
-        secs(crate::acp::DEFAULT_TURN_TIMEOUT),
-        |n| format!("({n} s by default)"),
-    );
+    let turn = doc_of(include_str!("acp/driver/turn.rs"), "pub fn timeout(");
+    states_default(&turn, secs(crate::acp::DEFAULT_TURN_TIMEOUT), " s");
 }

@@ -92,7 +92,7 @@ impl McpServerBuilder {
         self
     }
 
-    /// How often to ask the server for its tools (every 30 s by default);
+    /// How often to ask the server for its tools (30 s by default);
     /// `None` asks only on [`McpServerLayer::refresh`] and when the
     /// server reports a change.
     #[must_use]

@@ -136,7 +136,7 @@ impl StdioServer {
     /// How long the server gets to exit on its own once its stdin is
     /// closed, when the client is dropped, before it (and everything it
     /// started) is sent `SIGTERM`, a second later `SIGKILL`, and reaped
-    /// (default 2 s).
+    /// (2 s by default).
     #[must_use]
     pub fn exit_grace(mut self, grace: Duration) -> StdioServer {
         self.exit_grace = grace;
