@@ -54,8 +54,10 @@ mod entries;
 pub use driver::{
     AcpError, Agent, AuthMethod, PermissionChoice, PermissionOption, PermissionRequest, PlanEntry,
     Prompt, ToolCallReport, TurnCancel, TurnSummary, Update, ACP_VERSION,
-    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TIMEOUT, DEFAULT_TURN_TIMEOUT,
+    DEFAULT_MAX_MESSAGE_BYTES,
 };
+#[cfg(all(test, feature = "acp-driver"))]
+pub(crate) use driver::{DEFAULT_SETUP_TIMEOUT, DEFAULT_TURN_TIMEOUT};
 
 pub(crate) use entries::{mcp_servers_using, stdio_relay_entry};
 pub use entries::{AgentMcpSupport, McpTransport};

@@ -7,40 +7,49 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::Error;
-use crate::event::{Event, EventHook};
-use crate::mcp::{CacheHint, CacheScope};
+use crate::event::Event;
+use crate::http::HttpConfig;
+use crate::mcp::{CacheHint, CacheScope, Server};
+use crate::runtime::RuntimeConfig;
 
-/// The default number of worker threads that speak the protocol.
+// The defaults. Each setter's doc states its default and unit (and a
+// test in `readme.rs` pins that number to the constant here); only the
+// bounds a user compares against are public, the rest are the crate's.
+
+/// The default of [`HostConfig::workers`]: 8 worker threads. Public for
+/// whoever measures the host against another server given as many threads.
 pub const DEFAULT_WORKERS: usize = 8;
 
-/// How many tool handlers run at once by default: enough for the ten calls
-/// an agent may make in one turn.
+/// The default of [`HostConfig::max_concurrent_calls`]: 16 handlers at
+/// once, enough for the ten calls an agent may make in one turn. Public
+/// because past it calls wait, which a load test sizes its bursts by.
 pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = 16;
 
-/// How many calls may wait for a slot by default.
+/// The default of [`HostConfig::max_queued_calls`]: 256 waiting calls.
+/// Public because past it calls are refused with HTTP 503.
 pub const DEFAULT_MAX_QUEUED_CALLS: usize = 256;
 
-/// How long a call may be quiet before it gets keep-alive comments, and
-/// their interval, by default.
-pub const DEFAULT_CALL_KEEP_ALIVE: Duration = Duration::from_secs(1);
+/// The default of [`HostConfig::call_keep_alive`].
+pub(crate) const DEFAULT_CALL_KEEP_ALIVE: Duration = Duration::from_secs(1);
 
-/// The default interval of keep-alive comments on idle event streams.
-pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// The default of [`HostConfig::keep_alive`].
+pub(crate) const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
 
-/// How long a call runs before the event hook hears of it by default.
-pub const DEFAULT_LONG_CALL_REPORT: Duration = Duration::from_secs(60);
+/// The default of [`HostConfig::report_long_calls`].
+pub(crate) const DEFAULT_REPORT_LONG_CALLS: Duration = Duration::from_secs(60);
 
-/// How long a request body may take to arrive, by default.
-pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default of [`HostConfig::read_timeout`].
+pub(crate) const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// How long one write to a client may block, by default.
-pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default of [`HostConfig::write_timeout`].
+pub(crate) const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// How long a detached response stream waits for its client to resume, by
-/// default.
-pub const DEFAULT_RESUME_WINDOW: Duration = Duration::from_secs(60);
+/// The default of [`HostConfig::resume_window`].
+pub(crate) const DEFAULT_RESUME_WINDOW: Duration = Duration::from_secs(60);
 
-/// The default largest request body (4 MiB).
+/// The default of [`HostConfig::max_body_bytes`]: 4 MiB. Public because a
+/// request body past it gets 413, so an application with large arguments
+/// compares against it.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
 
 /// How a [`ToolHost`](crate::ToolHost) is set up. Every setting has a working default.
@@ -58,57 +67,57 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
 /// ```
 #[derive(Clone)]
 pub struct HostConfig {
+    // Each setting is one field, named as its setter, in the group of the
+    // layer that reads it; `ToolHost::bind` checks them all in
+    // `HostConfig::validate` and hands each group over whole.
     /// What [`HostConfig::bind_addr`] resolved to, or why it could not.
-    addr: Result<Vec<SocketAddr>, String>,
+    pub(crate) bind_addr: Result<Vec<SocketAddr>, String>,
+    /// [`HostConfig::allow_non_loopback`].
     pub(crate) allow_non_loopback: bool,
-    pub(crate) name: String,
-    pub(crate) version: String,
-    pub(crate) title: Option<String>,
-    pub(crate) instructions: Option<String>,
-    pub(crate) workers: usize,
-    pub(crate) hook: Option<EventHook>,
-    pub(crate) allowed_origins: Vec<String>,
-    pub(crate) capability_urls: bool,
-    pub(crate) max_body_bytes: usize,
-    pub(crate) cache: CacheHint,
-    pub(crate) max_calls: usize,
-    pub(crate) max_queued: usize,
-    pub(crate) call_keep_alive: Duration,
-    pub(crate) keep_alive: Duration,
-    pub(crate) call_timeout: Option<Duration>,
-    pub(crate) long_call_report: Option<Duration>,
-    pub(crate) read_timeout: Duration,
-    pub(crate) write_timeout: Duration,
-    pub(crate) resume_window: Duration,
+    /// Who the server says it is, its cache hint and its event hook: what
+    /// the protocol core reads.
+    pub(crate) server: Server,
+    /// Call slots, the queue, deadlines and keep-alives: what the runtime
+    /// reads.
+    pub(crate) runtime: RuntimeConfig,
+    /// Workers, origins, capability URLs, body and socket bounds, the
+    /// resume window: what the HTTP shell reads.
+    pub(crate) http: HttpConfig,
 }
 
 impl Default for HostConfig {
     fn default() -> HostConfig {
         HostConfig {
-            addr: Ok(vec![SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0)]),
+            bind_addr: Ok(vec![SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0)]),
             allow_non_loopback: false,
-            name: "toolhost".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            title: None,
-            instructions: None,
-            workers: DEFAULT_WORKERS,
-            hook: None,
-            allowed_origins: Vec::new(),
-            capability_urls: false,
-            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
-            cache: CacheHint {
-                ttl_ms: 0,
-                scope: CacheScope::Private,
+            server: Server {
+                server_name: "toolhost".into(),
+                server_version: env!("CARGO_PKG_VERSION").into(),
+                server_title: None,
+                instructions: None,
+                on_event: None,
+                tools_cache: CacheHint {
+                    ttl_ms: 0,
+                    scope: CacheScope::Private,
+                },
             },
-            max_calls: DEFAULT_MAX_CONCURRENT_CALLS,
-            max_queued: DEFAULT_MAX_QUEUED_CALLS,
-            call_keep_alive: DEFAULT_CALL_KEEP_ALIVE,
-            keep_alive: DEFAULT_KEEP_ALIVE,
-            call_timeout: None,
-            long_call_report: Some(DEFAULT_LONG_CALL_REPORT),
-            read_timeout: DEFAULT_READ_TIMEOUT,
-            write_timeout: DEFAULT_WRITE_TIMEOUT,
-            resume_window: DEFAULT_RESUME_WINDOW,
+            runtime: RuntimeConfig {
+                max_concurrent_calls: DEFAULT_MAX_CONCURRENT_CALLS,
+                max_queued_calls: DEFAULT_MAX_QUEUED_CALLS,
+                call_keep_alive: DEFAULT_CALL_KEEP_ALIVE,
+                keep_alive: DEFAULT_KEEP_ALIVE,
+                call_timeout: None,
+                report_long_calls: Some(DEFAULT_REPORT_LONG_CALLS),
+            },
+            http: HttpConfig {
+                workers: DEFAULT_WORKERS,
+                allow_origin: Vec::new(),
+                capability_urls: false,
+                max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+                read_timeout: DEFAULT_READ_TIMEOUT,
+                write_timeout: DEFAULT_WRITE_TIMEOUT,
+                resume_window: DEFAULT_RESUME_WINDOW,
+            },
         }
     }
 }
@@ -134,7 +143,7 @@ impl HostConfig {
     /// ```
     #[must_use]
     pub fn bind_addr(mut self, addr: impl ToSocketAddrs + fmt::Debug) -> HostConfig {
-        self.addr = match addr.to_socket_addrs() {
+        self.bind_addr = match addr.to_socket_addrs() {
             Ok(resolved) => {
                 let resolved: Vec<SocketAddr> = resolved.collect();
                 if resolved.is_empty() {
@@ -150,28 +159,9 @@ impl HostConfig {
         self
     }
 
-    /// The addresses to listen on, tried in turn; refused when one is not
-    /// loopback and that was not allowed.
-    pub(crate) fn listen_addrs(&self) -> Result<&[SocketAddr], Error> {
-        let addrs = self
-            .addr
-            .as_deref()
-            .map_err(|problem| Error::InvalidConfig {
-                setting: "bind_addr",
-                problem: problem.clone(),
-            })?;
-        match addrs
-            .iter()
-            .find(|addr| !addr.ip().is_loopback() && !self.allow_non_loopback)
-        {
-            Some(&addr) => Err(Error::NonLoopback { addr }),
-            None => Ok(addrs),
-        }
-    }
-
-    /// Permits a non-loopback [`HostConfig::bind_addr`]. Bearers still guard
-    /// every request, but anyone who can reach the address can try them, and
-    /// traffic is plain HTTP.
+    /// Permits a non-loopback [`HostConfig::bind_addr`] (off by default).
+    /// Bearers still guard every request, but anyone who can reach the
+    /// address can try them, and traffic is plain HTTP.
     #[must_use]
     pub fn allow_non_loopback(mut self) -> HostConfig {
         self.allow_non_loopback = true;
@@ -179,48 +169,53 @@ impl HostConfig {
     }
 
     /// The server's name in `initialize` and in the ACP entry (`toolhost` by
-    /// default). Agents often prefix tool names with it.
+    /// default). Agents often prefix tool names with it, so it must be 1 to
+    /// 32 of `A-Za-z0-9-_`, starting with a letter, with no `__` and no
+    /// trailing `_` ([`Error::InvalidServerName`] otherwise, from
+    /// [`ToolHost::bind`](crate::ToolHost::bind)).
     #[must_use]
     pub fn server_name(mut self, name: impl Into<String>) -> HostConfig {
-        self.name = name.into();
+        self.server.server_name = name.into();
         self
     }
 
     /// The server's version in `initialize` (this crate's version by default).
     #[must_use]
     pub fn server_version(mut self, version: impl Into<String>) -> HostConfig {
-        self.version = version.into();
+        self.server.server_version = version.into();
         self
     }
 
-    /// A display title for the server (sent from revision 2025-06-18 on).
+    /// A display title for the server, sent from revision 2025-06-18 on
+    /// (none by default).
     #[must_use]
     pub fn server_title(mut self, title: impl Into<String>) -> HostConfig {
-        self.title = Some(title.into());
+        self.server.server_title = Some(title.into());
         self
     }
 
-    /// Instructions for the model, sent in the `initialize` result.
+    /// Instructions for the model, sent in the `initialize` result (and in
+    /// 2026-07-28's `server/discover`); none by default.
     #[must_use]
     pub fn instructions(mut self, instructions: impl Into<String>) -> HostConfig {
-        self.instructions = Some(instructions.into());
+        self.server.instructions = Some(instructions.into());
         self
     }
 
-    /// How many worker threads speak the protocol ([`DEFAULT_WORKERS`] by
-    /// default): they read headers, check them, and answer everything but a
+    /// How many worker threads speak the protocol (8 by default,
+    /// [`DEFAULT_WORKERS`]; at least 1): they read headers, check them, and answer everything but a
     /// tool call's handler. A worker that takes a call with a free slot runs
     /// its handler itself only after another thread has taken its place, so
     /// this many always answer `ping`, `tools/list` and cancellations;
     /// those extra threads leave again within seconds once idle.
     #[must_use]
     pub fn workers(mut self, workers: usize) -> HostConfig {
-        self.workers = workers;
+        self.http.workers = workers;
         self
     }
 
     /// Calls `hook` for every [`Event`], and nothing else hears of them.
-    /// Without a hook, events go to the `log` facade (target `toolhost`, at
+    /// Without a hook (the default), events go to the `log` facade (target `toolhost`, at
     /// [`Event::level`]), where they stay silent until the application
     /// installs a logger. The hook runs on the thread where the event
     /// happens — the worker handling the request, or the host's timer
@@ -229,16 +224,17 @@ impl HostConfig {
     /// contained.
     #[must_use]
     pub fn on_event(mut self, hook: impl Fn(&Event) + Send + Sync + 'static) -> HostConfig {
-        self.hook = Some(Arc::new(hook));
+        self.server.on_event = Some(Arc::new(hook));
         self
     }
 
     /// Accepts requests whose `Origin` header is exactly `origin` (for
-    /// example `https://app.example`). Loopback origins are always accepted;
-    /// any other origin gets 403, which is what stops DNS rebinding.
+    /// example `https://app.example`); each call adds one, and none is added
+    /// by default. Loopback origins are always accepted; any other origin
+    /// gets 403, which is what stops DNS rebinding.
     #[must_use]
     pub fn allow_origin(mut self, origin: impl Into<String>) -> HostConfig {
-        self.allowed_origins.push(origin.into());
+        self.http.allow_origin.push(origin.into());
         self
     }
 
@@ -249,15 +245,15 @@ impl HostConfig {
     /// client), so enable it only for clients that need it.
     #[must_use]
     pub fn capability_urls(mut self, enabled: bool) -> HostConfig {
-        self.capability_urls = enabled;
+        self.http.capability_urls = enabled;
         self
     }
 
-    /// The largest request body accepted, in bytes ([`DEFAULT_MAX_BODY_BYTES`]
-    /// by default); larger ones get 413.
+    /// The largest request body accepted, in bytes (4 MiB by default,
+    /// [`DEFAULT_MAX_BODY_BYTES`]); larger ones get 413.
     #[must_use]
     pub fn max_body_bytes(mut self, bytes: usize) -> HostConfig {
-        self.max_body_bytes = bytes;
+        self.http.max_body_bytes = bytes;
         self
     }
 
@@ -268,14 +264,14 @@ impl HostConfig {
     /// belongs to one bearer).
     #[must_use]
     pub fn tools_cache(mut self, ttl: Duration, scope: CacheScope) -> HostConfig {
-        self.cache = CacheHint {
+        self.server.tools_cache = CacheHint {
             ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
             scope,
         };
         self
     }
-    /// How many tool handlers may run at once, host-wide
-    /// ([`DEFAULT_MAX_CONCURRENT_CALLS`] by default). A call past the bound
+    /// How many tool handlers may run at once, host-wide (16 by default,
+    /// [`DEFAULT_MAX_CONCURRENT_CALLS`]; at least 1). A call past the bound
     /// waits in line for a slot, first in, first out (see
     /// [`HostConfig::max_queued_calls`]); its wait counts towards
     /// [`HostConfig::call_timeout`]. Handlers run on threads of their own,
@@ -288,12 +284,12 @@ impl HostConfig {
     /// them.
     #[must_use]
     pub fn max_concurrent_calls(mut self, calls: usize) -> HostConfig {
-        self.max_calls = calls;
+        self.runtime.max_concurrent_calls = calls;
         self
     }
 
-    /// How many calls may wait for a slot at once, host-wide
-    /// ([`DEFAULT_MAX_QUEUED_CALLS`] by default). Past it a call is refused
+    /// How many calls may wait for a slot at once, host-wide (256 by
+    /// default, [`DEFAULT_MAX_QUEUED_CALLS`]). Past it a call is refused
     /// with HTTP 503 and a JSON-RPC error that names this setting. A waiting
     /// call costs its request's buffers, not a thread. A waiting call that
     /// is cancelled (by the client, its deadline, its session's drop or
@@ -301,14 +297,14 @@ impl HostConfig {
     /// at once without running.
     #[must_use]
     pub fn max_queued_calls(mut self, calls: usize) -> HostConfig {
-        self.max_queued = calls;
+        self.runtime.max_queued_calls = calls;
         self
     }
 
     /// How long a call may be quiet before the host turns its response into
     /// an event stream and writes a `:` keep-alive comment, then one every
-    /// `interval` while the call runs or waits ([`DEFAULT_CALL_KEEP_ALIVE`]
-    /// by default). This is how a client that left is noticed while its
+    /// `interval` while the call runs or waits (1 s by default; more than
+    /// zero). This is how a client that left is noticed while its
     /// handler sends nothing: in 2026-07-28 [`CallContext::is_cancelled`](crate::CallContext::is_cancelled)
     /// turns true within one interval of the connection closing (and a
     /// sixteenth of one: a session's keep-alives are written in rounds at
@@ -319,16 +315,16 @@ impl HostConfig {
     /// that accepts only JSON gets its JSON answer.
     #[must_use]
     pub fn call_keep_alive(mut self, interval: Duration) -> HostConfig {
-        self.call_keep_alive = interval;
+        self.runtime.call_keep_alive = interval;
         self
     }
 
     /// How often idle event streams (the `GET` stream, `subscriptions/listen`)
-    /// get a `:` keep-alive comment ([`DEFAULT_KEEP_ALIVE`] by default). A
+    /// get a `:` keep-alive comment (15 s by default; more than zero). A
     /// client that has gone away is noticed at the next one.
     #[must_use]
     pub fn keep_alive(mut self, interval: Duration) -> HostConfig {
-        self.keep_alive = interval;
+        self.runtime.keep_alive = interval;
         self
     }
 
@@ -341,12 +337,12 @@ impl HostConfig {
     /// returns; its late result is dropped. No deadline by default.
     #[must_use]
     pub fn call_timeout(mut self, limit: Duration) -> HostConfig {
-        self.call_timeout = Some(limit);
+        self.runtime.call_timeout = Some(limit);
         self
     }
 
-    /// How long a request body may take to arrive
-    /// ([`DEFAULT_READ_TIMEOUT`] by default): past it the worker stops
+    /// How long a request body may take to arrive (30 s by default; more
+    /// than zero): past it the worker stops
     /// waiting and the client gets 408 once it sends the rest or hangs up.
     /// It bounds how long a client holding a bearer can keep a worker by
     /// sending a body slowly.
@@ -358,12 +354,12 @@ impl HostConfig {
     /// host's threads and file descriptors for good.
     #[must_use]
     pub fn read_timeout(mut self, timeout: Duration) -> HostConfig {
-        self.read_timeout = timeout;
+        self.http.read_timeout = timeout;
         self
     }
 
-    /// How long one write to a client may block
-    /// ([`DEFAULT_WRITE_TIMEOUT`] by default): a client that stops reading
+    /// How long one write to a client may block (30 s by default; more
+    /// than zero): a client that stops reading
     /// while its socket buffer is full is given up on after it, so that it
     /// cannot hold a worker, a handler (blocked in a progress write) or the
     /// stream hub. A response stream it drops is then treated as the
@@ -385,12 +381,12 @@ impl HostConfig {
     /// [`ToolHost::shutdown`]: crate::ToolHost::shutdown
     #[must_use]
     pub fn write_timeout(mut self, timeout: Duration) -> HostConfig {
-        self.write_timeout = timeout;
+        self.http.write_timeout = timeout;
         self
     }
 
     /// How long a call's response stream waits for its client to come back
-    /// ([`DEFAULT_RESUME_WINDOW`] by default), in the stateful revisions
+    /// (60 s by default), in the stateful revisions
     /// from 2025-03-26 on, where a dropped connection is not a cancellation.
     ///
     /// Every event of a streamed `tools/call` response carries an id (and at
@@ -406,43 +402,84 @@ impl HostConfig {
     /// 2026-07-28 streams are never resumable (closing one cancels it).
     #[must_use]
     pub fn resume_window(mut self, window: Duration) -> HostConfig {
-        self.resume_window = window;
+        self.http.resume_window = window;
         self
     }
 
     /// Reports [`Event::CallRunningLong`] for every call still running after
-    /// `after` ([`DEFAULT_LONG_CALL_REPORT`] by default); `None` turns the
-    /// report off.
+    /// `after` (60 s by default); `None` turns the report off.
     #[must_use]
     pub fn report_long_calls(mut self, after: Option<Duration>) -> HostConfig {
-        self.long_call_report = after;
+        self.runtime.report_long_calls = after;
         self
     }
 
-    pub(crate) fn check_calls(&self) -> Result<(), Error> {
-        if self.max_calls == 0 {
+    /// Every check of the settings, in one place: the addresses to listen
+    /// on (tried in turn), or the first setting that cannot work, with an
+    /// error that names it and the fix.
+    pub(crate) fn validate(&self) -> Result<&[SocketAddr], Error> {
+        let addrs = self
+            .bind_addr
+            .as_deref()
+            .map_err(|problem| Error::InvalidConfig {
+                setting: "bind_addr",
+                problem: problem.clone(),
+            })?;
+        if let Some(&addr) = addrs
+            .iter()
+            .find(|addr| !addr.ip().is_loopback() && !self.allow_non_loopback)
+        {
+            return Err(Error::NonLoopback { addr });
+        }
+        if self.http.workers == 0 {
+            return Err(Error::InvalidConfig {
+                setting: "workers",
+                problem: "0 workers would answer no request; use at least 1".into(),
+            });
+        }
+        // The rule is shared with the prefix of a bridged server's tools.
+        crate::acp::validate_server_name(&self.server.server_name)?;
+        if self.runtime.max_concurrent_calls == 0 {
             return Err(Error::InvalidConfig {
                 setting: "max_concurrent_calls",
                 problem: "0 call slots would run no tool; use at least 1".into(),
             });
         }
-        if self.call_keep_alive.is_zero() {
-            return Err(Error::InvalidConfig {
-                setting: "call_keep_alive",
-                problem: "a zero keep-alive interval would spin; use at least a millisecond".into(),
-            });
+        let not_zero = [
+            (
+                "call_keep_alive",
+                self.runtime.call_keep_alive,
+                ZERO_INTERVAL,
+            ),
+            ("write_timeout", self.http.write_timeout, ZERO_TIMEOUT),
+            ("read_timeout", self.http.read_timeout, ZERO_TIMEOUT),
+            ("keep_alive", self.runtime.keep_alive, ZERO_INTERVAL),
+        ];
+        for (setting, value, problem) in not_zero {
+            if value.is_zero() {
+                return Err(Error::InvalidConfig {
+                    setting,
+                    problem: problem.into(),
+                });
+            }
         }
-        Ok(())
+        Ok(addrs)
     }
 }
+
+/// Why a zero keep-alive interval is refused.
+const ZERO_INTERVAL: &str = "a zero keep-alive interval would spin; use at least a millisecond";
+
+/// Why a zero timeout is refused.
+const ZERO_TIMEOUT: &str = "a zero timeout would mean none; use at least a millisecond";
 
 impl fmt::Debug for HostConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HostConfig")
-            .field("addr", &self.addr)
-            .field("name", &self.name)
-            .field("workers", &self.workers)
-            .field("capability_urls", &self.capability_urls)
+            .field("bind_addr", &self.bind_addr)
+            .field("server_name", &self.server.server_name)
+            .field("workers", &self.http.workers)
+            .field("capability_urls", &self.http.capability_urls)
             .finish_non_exhaustive()
     }
 }
@@ -454,7 +491,7 @@ mod tests {
     #[test]
     fn the_default_server_name_is_valid() {
         let config = HostConfig::default();
-        assert_eq!(config.name, "toolhost");
-        assert!(crate::acp::validate_server_name(&config.name).is_ok());
+        assert_eq!(config.server.server_name, "toolhost");
+        assert!(crate::acp::validate_server_name(&config.server.server_name).is_ok());
     }
 }

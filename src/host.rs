@@ -19,10 +19,8 @@ use crate::config::HostConfig;
 use crate::error::Error;
 use crate::event::{emit, heard, Event, EventHook};
 use crate::http::{Pool, Refused, Transport};
-use crate::mcp::Server;
 use crate::runtime::table::SessionTable;
 use crate::runtime::Runtime;
-use crate::runtime::RuntimeConfig;
 use crate::session::{Endpoint, ToolSession};
 
 /// A running MCP endpoint on loopback, serving the surfaces of its sessions.
@@ -48,75 +46,33 @@ use crate::session::{Endpoint, ToolSession};
 /// ```
 pub struct ToolHost {
     addr: SocketAddr,
-    table: Arc<SessionTable>,
+    /// What the session guards share: the table, the hub, the settings.
     endpoint: Arc<Endpoint>,
     pool: Arc<Pool>,
     stopping: AtomicBool,
     transport: Arc<Transport>,
-    hook: Option<EventHook>,
 }
 
 impl ToolHost {
     /// Starts listening and spawns the workers. Returns once the listener
     /// accepts connections.
     pub fn bind(config: HostConfig) -> Result<ToolHost, Error> {
-        let addrs = config.listen_addrs()?;
-        if config.workers == 0 {
-            return Err(Error::InvalidConfig {
-                setting: "workers",
-                problem: "0 workers would answer no request; use at least 1".into(),
-            });
-        }
-        crate::acp::validate_server_name(&config.name)?;
-        config.check_calls()?;
-        if config.write_timeout.is_zero() {
-            return Err(Error::InvalidConfig {
-                setting: "write_timeout",
-                problem: "a zero timeout would mean none; use at least a millisecond".into(),
-            });
-        }
-        if config.read_timeout.is_zero() {
-            return Err(Error::InvalidConfig {
-                setting: "read_timeout",
-                problem: "a zero timeout would mean none; use at least a millisecond".into(),
-            });
-        }
-        if config.keep_alive.is_zero() {
-            return Err(Error::InvalidConfig {
-                setting: "keep_alive",
-                problem: "a zero keep-alive interval would spin; use at least a millisecond".into(),
-            });
-        }
-        let (listener, addr) = listen(addrs)?;
+        let (listener, addr) = listen(config.validate()?)?;
         let bind_error = |source| Error::Bind { addr, source };
         let listener = crate::http::socket::tune_listener(
             listener,
-            config.write_timeout,
-            crate::http::socket::idle_deadline(config.read_timeout),
+            config.http.write_timeout,
+            crate::http::socket::idle_deadline(config.http.read_timeout),
         )
         .map_err(bind_error)?;
         let addr = listener.local_addr().map_err(bind_error)?;
 
+        // Each group goes whole to the layer that reads it; the session
+        // guards share the server's and the shell's with them.
         let table = Arc::new(SessionTable::new());
-        let runtime = Runtime::start(
-            Server {
-                name: config.name.clone(),
-                version: config.version,
-                title: config.title,
-                instructions: config.instructions,
-                hook: config.hook.clone(),
-                cache: config.cache,
-            },
-            &RuntimeConfig {
-                max_concurrent_calls: config.max_calls,
-                max_queued_calls: config.max_queued,
-                call_keep_alive: config.call_keep_alive,
-                keep_alive: config.keep_alive,
-                call_timeout: config.call_timeout,
-                long_call_report: config.long_call_report,
-            },
-        )
-        .map_err(Error::Spawn)?;
+        let runtime =
+            Runtime::start(Arc::new(config.server), config.runtime).map_err(Error::Spawn)?;
+        let http = Arc::new(config.http);
         let url_ip = if addr.ip().is_unspecified() {
             IpAddr::V4(Ipv4Addr::LOCALHOST)
         } else {
@@ -124,40 +80,32 @@ impl ToolHost {
         };
         let endpoint = Arc::new(Endpoint {
             origin: format!("http://{}", SocketAddr::new(url_ip, addr.port())),
-            server_name: config.name,
-            capability_urls: config.capability_urls,
+            table: Arc::clone(&table),
             hub: Arc::clone(&runtime.hub),
+            server: Arc::clone(&runtime.server),
+            http: Arc::clone(&http),
         });
         let transport = Arc::new(Transport {
-            table: Arc::clone(&table),
+            table,
             runtime,
             ip: addr.ip(),
             port: addr.port(),
-            allowed_origins: config.allowed_origins,
-            capability_urls: config.capability_urls,
-            max_body_bytes: config.max_body_bytes,
-            read_timeout: config.read_timeout,
-            resume_window: config.resume_window,
+            config: http,
             refused: Refused::new(),
             drainer: Arc::default(),
         });
         let pool =
-            Pool::start(listener, Arc::clone(&transport), config.workers, addr).map_err(|err| {
-                match err {
-                    crate::http::StartError::Listen(source) => bind_error(source),
-                    crate::http::StartError::Spawn(source) => Error::Spawn(source),
-                }
+            Pool::start(listener, Arc::clone(&transport), addr).map_err(|err| match err {
+                crate::http::StartError::Listen(source) => bind_error(source),
+                crate::http::StartError::Spawn(source) => Error::Spawn(source),
             })?;
-        let host = ToolHost {
+        Ok(ToolHost {
             addr,
-            table,
             endpoint,
             pool,
             stopping: AtomicBool::new(false),
             transport,
-            hook: config.hook,
-        };
-        Ok(host)
+        })
     }
 
     /// The address the host listens on.
@@ -177,20 +125,16 @@ impl ToolHost {
     /// When the operating system's random source fails (see
     /// [`ToolSession`]); no bearer can be minted safely then.
     pub fn open_session(&self, surface: impl ToolSurface + 'static) -> ToolSession {
-        if heard(self.hook.as_ref(), log::Level::Warn) {
-            report_schema_warnings(self.hook.as_ref(), &surface);
+        let on_event = self.endpoint.server.on_event.as_ref();
+        if heard(on_event, log::Level::Warn) {
+            report_schema_warnings(on_event, &surface);
         }
-        ToolSession::open(
-            Arc::clone(&self.table),
-            Arc::clone(&self.endpoint),
-            Box::new(surface),
-            self.hook.clone(),
-        )
+        ToolSession::open(Arc::clone(&self.endpoint), Box::new(surface))
     }
 
     /// How many sessions are live (opened and not yet dropped).
     pub fn open_sessions(&self) -> usize {
-        self.table.len()
+        self.endpoint.table.len()
     }
 
     /// Stops serving: cancels every call (running ones see
@@ -207,7 +151,7 @@ impl ToolHost {
         if self.stopping.swap(true, Ordering::SeqCst) {
             return;
         }
-        self.table.cancel_all("the host is shutting down");
+        self.endpoint.table.cancel_all("the host is shutting down");
         self.transport.refused.flush(&self.transport.runtime.server);
         self.transport.runtime.stop();
         self.pool.stop();

@@ -175,8 +175,8 @@
 //! JSON gets no keep-alives, so its leaving is not seen. Explicit
 //! cancellation, a dropped session, the host's shutdown and the deadline
 //! flag the call at once, and every call still running after
-//! [`DEFAULT_LONG_CALL_REPORT`] is reported ([`Event::CallRunningLong`]),
-//! so a handler that never returns shows. [`CallContext::close_stream`]
+//! [`HostConfig::report_long_calls`] (60 s by default) is reported
+//! ([`Event::CallRunningLong`]), so a handler that never returns shows. [`CallContext::close_stream`]
 //! lets a handler free its connection on purpose and be polled.
 //!
 //! # Testing a tool
@@ -314,9 +314,8 @@ pub use call::{
     ToolRegistry, ToolSurface,
 };
 pub use config::{
-    HostConfig, DEFAULT_CALL_KEEP_ALIVE, DEFAULT_KEEP_ALIVE, DEFAULT_LONG_CALL_REPORT,
-    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_QUEUED_CALLS,
-    DEFAULT_READ_TIMEOUT, DEFAULT_RESUME_WINDOW, DEFAULT_WORKERS, DEFAULT_WRITE_TIMEOUT,
+    HostConfig, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_QUEUED_CALLS,
+    DEFAULT_WORKERS,
 };
 pub use error::Error;
 pub use event::{AuthRefusal, Event, ServerStatus};
@@ -329,8 +328,4 @@ pub use model::{
 pub use schema::{Schema, Violation, Violations};
 pub use session::{write_private_file, ToolSession};
 #[cfg(feature = "client")]
-pub use upstream::{
-    McpServerBuilder, McpServerLayer, DEFAULT_MAX_RELAY_BYTES, DEFAULT_RECONNECT_FIRST,
-    DEFAULT_RECONNECT_MAX, DEFAULT_SERVER_CALLS, DEFAULT_SERVER_CALL_TIMEOUT, DEFAULT_SERVER_QUEUE,
-    DEFAULT_SERVER_REFRESH,
-};
+pub use upstream::{McpServerBuilder, McpServerLayer, DEFAULT_MAX_RELAY_BYTES};

@@ -19,16 +19,24 @@ use crate::client::{Client, ClientBuilder, ClientError, Era};
 use crate::crypto::hex;
 use crate::error::Error;
 use crate::event::{emit, Event, EventHook};
+use crate::http::HttpConfig;
+use crate::mcp::Server;
 use crate::runtime::hub::Hub;
 use crate::runtime::table::{SessionEntry, SessionTable};
 
-/// Where sessions of one host are reached, shared by its guards.
+/// Where sessions of one host are reached, shared by its guards: the
+/// host's parts a guard uses, and the configuration groups it reads, held
+/// as the host holds them (never copied field by field).
 pub(crate) struct Endpoint {
     /// `http://HOST:PORT`, no trailing slash.
     pub(crate) origin: String,
-    pub(crate) server_name: String,
-    pub(crate) capability_urls: bool,
+    pub(crate) table: Arc<SessionTable>,
     pub(crate) hub: Arc<Hub>,
+    /// Who the server says it is (its name, in every client
+    /// configuration) and where its events go.
+    pub(crate) server: Arc<Server>,
+    /// Whether capability URLs are served.
+    pub(crate) http: Arc<HttpConfig>,
 }
 
 /// One published tool surface and its bearer. Dropping the guard revokes the
@@ -54,19 +62,15 @@ pub struct ToolSession {
 }
 
 impl ToolSession {
-    pub(crate) fn open(
-        table: Arc<SessionTable>,
-        endpoint: Arc<Endpoint>,
-        surface: Box<dyn ToolSurface>,
-        hook: Option<EventHook>,
-    ) -> ToolSession {
+    pub(crate) fn open(endpoint: Arc<Endpoint>, surface: Box<dyn ToolSurface>) -> ToolSession {
+        let table = Arc::clone(&endpoint.table);
         // Wrapped so that every question about its tools names this
         // session (see `call::link`).
         let (entry, token) = table.insert(Box::new(Adopting::new(surface)));
         entry.surface.on_open(SessionLink::new(Arc::new(Served {
             hub: Arc::downgrade(&endpoint.hub),
             entry: Arc::downgrade(&entry),
-            hook,
+            on_event: endpoint.server.on_event.clone(),
         })));
         ToolSession {
             table,
@@ -112,6 +116,7 @@ impl ToolSession {
     /// enabled them. A secret: do not log it.
     pub fn capability_url(&self) -> Option<String> {
         self.endpoint
+            .http
             .capability_urls
             .then(|| format!("{}/cap/{}/mcp", self.endpoint.origin, self.token))
     }
@@ -161,7 +166,7 @@ impl ToolSession {
     /// ```
     pub fn acp_mcp_servers(&self) -> Value {
         acp::mcp_servers(
-            &self.endpoint.server_name,
+            &self.endpoint.server.server_name,
             &self.url(),
             &self.authorization(),
         )
@@ -170,7 +175,7 @@ impl ToolSession {
     /// The host's server name, which every client configuration names the
     /// server by (see `acp.rs`).
     pub(crate) fn server_name(&self) -> &str {
-        &self.endpoint.server_name
+        &self.endpoint.server.server_name
     }
 }
 
@@ -514,7 +519,7 @@ impl fmt::Debug for ToolSession {
 struct Served {
     hub: Weak<Hub>,
     entry: Weak<SessionEntry>,
-    hook: Option<EventHook>,
+    on_event: Option<EventHook>,
 }
 
 impl Served {
@@ -539,7 +544,7 @@ impl SessionPort for Served {
     }
 
     fn report(&self, event: Event) {
-        emit(self.hook.as_ref(), || event);
+        emit(self.on_event.as_ref(), || event);
     }
 }
 

@@ -33,5 +33,8 @@ pub(crate) use group::TERM_GRACE;
 /// file twice — and small enough that a runaway child costs the
 /// application a bounded few dozen MiB: a line past the limit is skipped
 /// while it is read, never buffered whole, and a line within it costs
-/// about twice its size while it is parsed.
+/// about twice its size while it is parsed. Public (as
+/// `client::DEFAULT_MAX_MESSAGE_BYTES` and `acp::DEFAULT_MAX_MESSAGE_BYTES`)
+/// because a message past it fails its request, so a server's or an
+/// agent's author compares against it.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 << 20;

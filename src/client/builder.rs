@@ -13,10 +13,12 @@ use super::{url, Client, Settings};
 use crate::child::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::model::{LogLevel, Revision};
 
-/// The default for [`ClientBuilder::timeout`].
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
-/// The default for [`ClientBuilder::connect_timeout`].
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// The default of [`ClientBuilder::timeout`] and
+/// [`StdioServer::timeout`](super::StdioServer::timeout): how long a server
+/// may stay silent while the client waits for its answer.
+pub(crate) const DEFAULT_SILENCE_TIMEOUT: Duration = Duration::from_secs(60);
+/// The default of [`ClientBuilder::connect_timeout`].
+pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Which generation of MCP the client speaks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -65,7 +67,7 @@ pub struct ClientBuilder {
     connect_timeout: Duration,
     era: Era,
     identity: Identity,
-    max_message: usize,
+    max_message_bytes: usize,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -102,10 +104,10 @@ impl ClientBuilder {
         ClientBuilder {
             url: url.to_owned(),
             headers: Vec::new(),
-            timeout: DEFAULT_TIMEOUT,
+            timeout: DEFAULT_SILENCE_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             era: Era::Auto,
-            max_message: DEFAULT_MAX_MESSAGE_BYTES,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             identity: Identity {
                 name: "toolhost-client".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
@@ -142,7 +144,7 @@ impl ClientBuilder {
     }
 
     /// How long the server may stay silent while the client waits for an
-    /// answer (default [`DEFAULT_TIMEOUT`]). Any bytes from the server —
+    /// answer (60 s by default; more than zero). Any bytes from the server —
     /// such as a progress report — start the wait again.
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> ClientBuilder {
@@ -150,20 +152,21 @@ impl ClientBuilder {
         self
     }
 
-    /// The largest message the client reads from the server (default
+    /// The largest message the client reads from the server, in bytes
+    /// (16 MiB by default,
     /// [`DEFAULT_MAX_MESSAGE_BYTES`](crate::client::DEFAULT_MAX_MESSAGE_BYTES),
-    /// the same as a stdio server's): a JSON response body, or one event of
+    /// the same as a stdio server's; 0 counts as 1): a JSON response body, or one event of
     /// an event stream (a notification, a question, the response). Reading
     /// stops at the limit — nothing past it is buffered — and the request
     /// fails with [`ClientError::TooLarge`]; the connection is dropped and
     /// the next request opens a fresh one.
     #[must_use]
     pub fn max_message_bytes(mut self, bytes: usize) -> ClientBuilder {
-        self.max_message = bytes;
+        self.max_message_bytes = bytes;
         self
     }
 
-    /// How long a TCP connect may take (default [`DEFAULT_CONNECT_TIMEOUT`]).
+    /// How long a TCP connect may take (5 s by default; more than zero).
     #[must_use]
     pub fn connect_timeout(mut self, timeout: Duration) -> ClientBuilder {
         self.connect_timeout = timeout;
@@ -283,7 +286,7 @@ impl ClientBuilder {
             timeout: self.timeout,
             connect_timeout: self.connect_timeout,
             identity: self.identity,
-            max_message: self.max_message.max(1),
+            max_message_bytes: self.max_message_bytes.max(1),
         })
     }
 }

@@ -105,7 +105,9 @@ use serde_json::{json, Map, Value};
 
 pub use crate::child::DEFAULT_MAX_MESSAGE_BYTES;
 pub use answer::{Refusal, ServerRequest};
-pub use builder::{ClientBuilder, Era, DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT};
+pub use builder::{ClientBuilder, Era};
+#[cfg(test)]
+pub(crate) use builder::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_SILENCE_TIMEOUT};
 pub use call::{CallOptions, CancelHandle, LogMessage, Progress};
 pub use error::ClientError;
 pub use stdio::{StdioClient, StdioServer};
@@ -151,7 +153,7 @@ pub(crate) struct Settings {
     connect_timeout: Duration,
     identity: Identity,
     /// The largest message read from the server.
-    max_message: usize,
+    max_message_bytes: usize,
 }
 
 /// The fixed headers carry credentials: only their names are shown (and

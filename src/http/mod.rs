@@ -64,17 +64,36 @@ pub(crate) struct Transport {
     /// bind also accepts its own literal as the host name.
     pub(crate) ip: IpAddr,
     pub(crate) port: u16,
-    pub(crate) allowed_origins: Vec<String>,
-    pub(crate) capability_urls: bool,
-    pub(crate) max_body_bytes: usize,
-    pub(crate) read_timeout: Duration,
-    /// How long a detached response stream waits for its client.
-    pub(crate) resume_window: Duration,
+    /// Shared with the session guards, which hand out capability URLs only
+    /// where they are served.
+    pub(crate) config: Arc<HttpConfig>,
     /// The connections requests were refused on, and the rate of
     /// refused-bearer reports.
     pub(crate) refused: Refused,
     /// Where bodies nobody reads are drained.
     pub(crate) drainer: Arc<Drainer>,
+}
+
+/// How the HTTP shell is set up: the group of
+/// [`HostConfig`](crate::HostConfig) that the listener, the workers and the
+/// transport read, held by the config and handed over whole. Each field is
+/// named after its setter, where its default and unit are documented.
+#[derive(Clone, Debug)]
+pub(crate) struct HttpConfig {
+    /// [`HostConfig::workers`](crate::HostConfig::workers).
+    pub(crate) workers: usize,
+    /// Every origin given to [`HostConfig::allow_origin`](crate::HostConfig::allow_origin).
+    pub(crate) allow_origin: Vec<String>,
+    /// [`HostConfig::capability_urls`](crate::HostConfig::capability_urls).
+    pub(crate) capability_urls: bool,
+    /// [`HostConfig::max_body_bytes`](crate::HostConfig::max_body_bytes).
+    pub(crate) max_body_bytes: usize,
+    /// [`HostConfig::read_timeout`](crate::HostConfig::read_timeout).
+    pub(crate) read_timeout: Duration,
+    /// [`HostConfig::write_timeout`](crate::HostConfig::write_timeout).
+    pub(crate) write_timeout: Duration,
+    /// [`HostConfig::resume_window`](crate::HostConfig::resume_window).
+    pub(crate) resume_window: Duration,
 }
 
 /// The request line and headers: all the checks look at.
@@ -232,7 +251,7 @@ pub(crate) fn admit(transport: &Arc<Transport>, head: &Head) -> Result<Admitted,
         Some(_) => {}
     }
     if let Some(origin) = head.headers.get("origin") {
-        if !origin_allowed(origin, &transport.allowed_origins) {
+        if !origin_allowed(origin, &transport.config.allow_origin) {
             return Err(forbidden(
                 server,
                 "requests from this Origin are not allowed",
@@ -247,7 +266,7 @@ pub(crate) fn admit(transport: &Arc<Transport>, head: &Head) -> Result<Admitted,
             .strip_prefix("/cap/")
             .and_then(|rest| rest.strip_suffix("/mcp"))
         {
-            Some(token) if transport.capability_urls => Credential::Path(token),
+            Some(token) if transport.config.capability_urls => Credential::Path(token),
             _ => {
                 let error = RpcError::new(
                     INVALID_REQUEST,
@@ -422,7 +441,7 @@ fn take_body(
     lane: &dyn Lane,
 ) {
     let server = &transport.runtime.server;
-    let max = transport.max_body_bytes;
+    let max = transport.config.max_body_bytes;
     let refusal = move |server: &Server, error: BodyError| match error {
         BodyError::TooLarge => server.refuse(
             413,
@@ -456,7 +475,7 @@ fn take_body(
             }
         };
     }
-    let deadline = transport.read_timeout;
+    let deadline = transport.config.read_timeout;
     let timeout = RpcError::new(
         INVALID_REQUEST,
         format!(
@@ -533,7 +552,7 @@ fn post(
     let entry = &admitted.entry;
     let responder = Arc::new(Responder::new(
         request,
-        transport.resume_window,
+        transport.config.resume_window,
         admitted.accepts_stream,
     ));
     match mcp::post(server, &**entry, &head.headers, body) {

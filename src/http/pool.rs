@@ -144,14 +144,15 @@ impl Lane for Worker<'_> {
 }
 
 impl Pool {
-    /// Serves `listener` with tiny_http and starts `workers` threads on it.
+    /// Serves `listener` with tiny_http and starts the configured `workers`
+    /// threads on it.
     /// `addr` is where the listener takes connections (see [`nudge`]).
     pub(crate) fn start(
         listener: TcpListener,
         transport: Arc<Transport>,
-        workers: usize,
         addr: SocketAddr,
     ) -> Result<Arc<Pool>, StartError> {
+        let workers = transport.config.workers;
         let (server, watch) = serve_on(&listener).map_err(StartError::Listen)?;
         let pool = Arc::new(Pool {
             server: Mutex::new(Some(Arc::new(server))),
@@ -306,7 +307,7 @@ impl Pool {
     fn serve_retired(self: &Arc<Self>, old: Arc<tiny_http::Server>) {
         lock(&self.retired).push(Arc::clone(&old));
         let pool = Arc::clone(self);
-        let quiet = socket::idle_deadline(self.transport.read_timeout) + IDLE;
+        let quiet = socket::idle_deadline(self.transport.config.read_timeout) + IDLE;
         let spawned = thread::Builder::new()
             .name("toolhost-retired".into())
             .spawn(move || {

@@ -130,10 +130,10 @@ pub(crate) fn read_initialize(params: Option<&Value>) -> Result<Caller, RpcError
 /// The `initialize` result for the negotiated revision.
 pub(crate) fn initialize_result(server: &Server, revision: Revision) -> Value {
     let mut server_info = Map::new();
-    server_info.insert("name".into(), server.name.clone().into());
-    server_info.insert("version".into(), server.version.clone().into());
+    server_info.insert("name".into(), server.server_name.clone().into());
+    server_info.insert("version".into(), server.server_version.clone().into());
     if revision.has_structured_content() {
-        if let Some(title) = &server.title {
+        if let Some(title) = &server.server_title {
             server_info.insert("title".into(), title.clone().into());
         }
     }

@@ -7,14 +7,24 @@ use crate::event::{emit, AuthRefusal, Event, EventHook};
 use crate::model::http::HttpResponse;
 use crate::model::jsonrpc::{failure, RpcError, SERVER_ERROR};
 
-/// Host-wide protocol settings.
+/// Host-wide protocol settings: the group of
+/// [`HostConfig`](crate::HostConfig) that the core reads, held by the
+/// config and handed to the runtime whole. Each field is named after its
+/// setter, where its default is documented.
+#[derive(Clone)]
 pub(crate) struct Server {
-    pub(crate) name: String,
-    pub(crate) version: String,
-    pub(crate) title: Option<String>,
+    /// [`HostConfig::server_name`](crate::HostConfig::server_name).
+    pub(crate) server_name: String,
+    /// [`HostConfig::server_version`](crate::HostConfig::server_version).
+    pub(crate) server_version: String,
+    /// [`HostConfig::server_title`](crate::HostConfig::server_title).
+    pub(crate) server_title: Option<String>,
+    /// [`HostConfig::instructions`](crate::HostConfig::instructions).
     pub(crate) instructions: Option<String>,
-    pub(crate) hook: Option<EventHook>,
-    pub(crate) cache: CacheHint,
+    /// [`HostConfig::on_event`](crate::HostConfig::on_event).
+    pub(crate) on_event: Option<EventHook>,
+    /// [`HostConfig::tools_cache`](crate::HostConfig::tools_cache).
+    pub(crate) tools_cache: CacheHint,
 }
 
 /// Who may reuse a cached `tools/list` (2026-07-28 `cacheScope`).
@@ -48,7 +58,7 @@ impl Server {
     /// Reports an event to the hook, or to the `log` facade without one;
     /// the event is only built when someone may listen.
     pub(crate) fn emit(&self, event: impl FnOnce() -> Event) {
-        emit(self.hook.as_ref(), event);
+        emit(self.on_event.as_ref(), event);
     }
 
     /// A refusal: reported to the hook, then answered with a JSON-RPC error.
@@ -87,12 +97,12 @@ impl Server {
     /// A server for the core's unit tests, reporting events to `hook`.
     pub(crate) fn for_tests(hook: Option<EventHook>) -> Server {
         Server {
-            name: "test".into(),
-            version: "0.0.1".into(),
-            title: Some("Test".into()),
+            server_name: "test".into(),
+            server_version: "0.0.1".into(),
+            server_title: Some("Test".into()),
             instructions: None,
-            hook,
-            cache: CacheHint {
+            on_event: hook,
+            tools_cache: CacheHint {
                 ttl_ms: 60_000,
                 scope: CacheScope::Private,
             },

@@ -193,8 +193,8 @@ impl Serialize for ServerMeta<'_> {
         impl Serialize for Identity<'_> {
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 let mut map = serializer.serialize_map(Some(2))?;
-                map.serialize_entry("name", &self.0.name)?;
-                map.serialize_entry("version", &self.0.version)?;
+                map.serialize_entry("name", &self.0.server_name)?;
+                map.serialize_entry("version", &self.0.server_version)?;
                 map.end()
             }
         }
@@ -206,8 +206,11 @@ impl Serialize for ServerMeta<'_> {
 
 /// Adds the caching hints 2026-07-28 gives with every list.
 fn add_cache_hints(server: &Server, fields: &mut Map<String, Value>) {
-    fields.insert("ttlMs".into(), server.cache.ttl_ms.into());
-    fields.insert("cacheScope".into(), server.cache.scope.as_str().into());
+    fields.insert("ttlMs".into(), server.tools_cache.ttl_ms.into());
+    fields.insert(
+        "cacheScope".into(),
+        server.tools_cache.scope.as_str().into(),
+    );
 }
 
 /// The `server/discover` result.
@@ -215,8 +218,8 @@ fn discover(server: &Server) -> Value {
     let mut result = json!({
         "supportedVersions": Revision::supported(),
         "capabilities": methods::capabilities(true),
-        "ttlMs": server.cache.ttl_ms,
-        "cacheScope": server.cache.scope.as_str(),
+        "ttlMs": server.tools_cache.ttl_ms,
+        "cacheScope": server.tools_cache.scope.as_str(),
     });
     if let Some(instructions) = &server.instructions {
         result["instructions"] = instructions.clone().into();

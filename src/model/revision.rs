@@ -18,9 +18,12 @@ use std::fmt;
 ///
 /// assert_eq!(Revision::parse("2025-06-18"), Some(Revision::V2025_06_18));
 /// assert_eq!(Revision::V2025_06_18.as_str(), "2025-06-18");
-/// assert!(Revision::V2025_06_18.has_structured_content());
-/// assert!(!Revision::V2025_03_26.has_structured_content());
+/// assert!(Revision::V2025_03_26 < Revision::V2025_06_18);
+/// assert!(Revision::V2026_07_28.is_stateless());
 /// ```
+///
+/// What each revision's messages may carry is the host's business: it
+/// spells every message for the revision it speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub enum Revision {
@@ -76,49 +79,51 @@ impl Revision {
     }
 
     /// Whether this revision is stateless (2026-07-28 on): no `initialize`,
-    /// no `Mcp-Session-Id`, version and capabilities in every request.
+    /// no `Mcp-Session-Id`, version and capabilities in every request. A
+    /// handler asks it of [`CallContext::revision`](crate::CallContext::revision):
+    /// in a stateless call a dropped connection is a cancellation.
     pub fn is_stateless(self) -> bool {
         self >= Revision::V2026_07_28
     }
 
     /// Whether this revision accepts JSON-RPC batches (only 2025-03-26 does).
-    pub fn allows_batches(self) -> bool {
+    pub(crate) fn allows_batches(self) -> bool {
         self == Revision::V2025_03_26
     }
 
     /// Whether results may carry `structuredContent` and tools `outputSchema`
     /// and `title` (2025-06-18 on).
-    pub fn has_structured_content(self) -> bool {
+    pub(crate) fn has_structured_content(self) -> bool {
         self >= Revision::V2025_06_18
     }
 
     /// Whether tools may carry `annotations` (2025-03-26 on).
-    pub fn has_tool_annotations(self) -> bool {
+    pub(crate) fn has_tool_annotations(self) -> bool {
         self >= Revision::V2025_03_26
     }
 
     /// Whether content blocks may be `audio` (2025-03-26 on).
-    pub fn has_audio_content(self) -> bool {
+    pub(crate) fn has_audio_content(self) -> bool {
         self >= Revision::V2025_03_26
     }
 
     /// Whether content blocks may be `resource_link` (2025-06-18 on).
-    pub fn has_resource_links(self) -> bool {
+    pub(crate) fn has_resource_links(self) -> bool {
         self >= Revision::V2025_06_18
     }
 
     /// Whether tools and content blocks may carry `_meta` (2025-06-18 on).
-    pub fn has_meta(self) -> bool {
+    pub(crate) fn has_meta(self) -> bool {
         self >= Revision::V2025_06_18
     }
 
     /// Whether content annotations may carry `lastModified` (2025-06-18 on).
-    pub fn has_last_modified(self) -> bool {
+    pub(crate) fn has_last_modified(self) -> bool {
         self >= Revision::V2025_06_18
     }
 
     /// Whether tools and implementations may carry `icons` (2025-11-25 on).
-    pub fn has_icons(self) -> bool {
+    pub(crate) fn has_icons(self) -> bool {
         self >= Revision::V2025_11_25
     }
 

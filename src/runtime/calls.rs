@@ -277,7 +277,7 @@ impl Runtime {
             }
         };
         let admitted_at = Instant::now();
-        let beat_at = admitted_at + self.call_keep_alive;
+        let beat_at = admitted_at + self.config.call_keep_alive;
         let ticket = entry
             .admit(key, Arc::downgrade(&job.outlet), beat_at)
             .ok_or(StepResult::Revoked)?;
@@ -285,7 +285,7 @@ impl Runtime {
             self.keep_alive_round(Arc::downgrade(entry), beat_at);
         }
         let line = entry.surface.call_line(tool.name());
-        let deadline = Deadline::of(self.call_timeout, line.as_ref());
+        let deadline = Deadline::of(self.config.call_timeout, line.as_ref());
         let caller = &job.work.caller;
         let questions = Questions::default();
         let link = Link {
@@ -351,7 +351,7 @@ impl Runtime {
         });
         // Timed only for a listener: a clock read is a noticeable share of
         // a quick call.
-        let started = heard(self.server.hook.as_ref(), log::Level::Error).then(Instant::now);
+        let started = heard(self.server.on_event.as_ref(), log::Level::Error).then(Instant::now);
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             entry.surface.call(tool.name(), &arguments, &ctx)
         }))
@@ -426,7 +426,7 @@ impl Runtime {
             let entry = Arc::clone(entry);
             let questions = Arc::clone(questions);
             let cancel = Arc::clone(cancel);
-            let hook = self.server.hook.clone();
+            let hook = self.server.on_event.clone();
             let name = tool.name().to_owned();
             jobs.push(self.timer.schedule(admitted_at + limit, move || {
                 let Some(outlet) = outlet.upgrade() else {
@@ -449,10 +449,11 @@ impl Runtime {
             }));
         }
         let long_call_report = self
-            .long_call_report
-            .filter(|_| heard(self.server.hook.as_ref(), log::Level::Warn));
+            .config
+            .report_long_calls
+            .filter(|_| heard(self.server.on_event.as_ref(), log::Level::Warn));
         if let Some(after) = long_call_report {
-            let hook = self.server.hook.clone();
+            let hook = self.server.on_event.clone();
             let name = tool.name().to_owned();
             jobs.push(self.timer.schedule(admitted_at + after, move || {
                 emit(hook.as_ref(), || Event::CallRunningLong {
@@ -485,7 +486,7 @@ impl Runtime {
     /// a sixteenth of it late.
     fn keep_alive_round(&self, session: Weak<SessionEntry>, at: Instant) {
         let timer = Arc::clone(&self.timer);
-        let every = self.call_keep_alive;
+        let every = self.config.call_keep_alive;
         self.timer
             .schedule(at, move || round(&timer, session, every));
     }

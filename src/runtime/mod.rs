@@ -88,24 +88,34 @@ impl Lane for OwnThread {
 
 /// The host's runtime: shared by every worker.
 pub(crate) struct Runtime {
-    pub(crate) server: Server,
+    /// Shared with the session guards, which name the server and report
+    /// to its hook.
+    pub(crate) server: Arc<Server>,
     pub(crate) hub: Arc<Hub>,
     timer: Arc<Timer>,
     executor: Executor,
     states: StateSigner,
-    call_timeout: Option<Duration>,
-    long_call_report: Option<Duration>,
-    call_keep_alive: Duration,
+    config: RuntimeConfig,
 }
 
-/// How a runtime is set up.
+/// How a runtime is set up: the group of
+/// [`HostConfig`](crate::HostConfig) that the runtime reads, held by the
+/// config and handed over whole. Each field is named after its setter,
+/// where its default and unit are documented.
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct RuntimeConfig {
+    /// [`HostConfig::max_concurrent_calls`](crate::HostConfig::max_concurrent_calls).
     pub(crate) max_concurrent_calls: usize,
+    /// [`HostConfig::max_queued_calls`](crate::HostConfig::max_queued_calls).
     pub(crate) max_queued_calls: usize,
+    /// [`HostConfig::keep_alive`](crate::HostConfig::keep_alive).
     pub(crate) keep_alive: Duration,
+    /// [`HostConfig::call_keep_alive`](crate::HostConfig::call_keep_alive).
     pub(crate) call_keep_alive: Duration,
+    /// [`HostConfig::call_timeout`](crate::HostConfig::call_timeout).
     pub(crate) call_timeout: Option<Duration>,
-    pub(crate) long_call_report: Option<Duration>,
+    /// [`HostConfig::report_long_calls`](crate::HostConfig::report_long_calls).
+    pub(crate) report_long_calls: Option<Duration>,
 }
 
 /// A POST's work in progress: what is left to do, what came of what was
@@ -165,16 +175,14 @@ impl Job {
 
 impl Runtime {
     /// Starts the hub and timer threads.
-    pub(crate) fn start(server: Server, config: &RuntimeConfig) -> io::Result<Arc<Runtime>> {
+    pub(crate) fn start(server: Arc<Server>, config: RuntimeConfig) -> io::Result<Arc<Runtime>> {
         Ok(Arc::new(Runtime {
             server,
             hub: Hub::start(config.keep_alive)?,
             timer: Timer::start()?,
             executor: Executor::new(config.max_concurrent_calls, config.max_queued_calls),
             states: StateSigner::new(),
-            call_timeout: config.call_timeout,
-            long_call_report: config.long_call_report,
-            call_keep_alive: config.call_keep_alive,
+            config,
         }))
     }
 

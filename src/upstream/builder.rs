@@ -19,23 +19,25 @@ use crate::client::ClientError;
 use crate::event::{Event, ServerStatus};
 use crate::model::LogLevel;
 
-/// How many calls to one server run at once, unless
-/// [`McpServerBuilder::max_concurrent_calls`] says otherwise: as many as
+// The defaults. Each setter's doc states its default and unit (pinned to
+// the constant by a test in `readme.rs`); only the relay bound, which a
+// result is compared against, is public.
+
+/// The default of [`McpServerBuilder::max_concurrent_calls`]: as many as
 /// an agent sends in one burst (Claude Code: up to ten), which no server
 /// that answers should make wait, and few enough that a hung server holds
 /// only a handful of threads.
-pub const DEFAULT_SERVER_CALLS: usize = 8;
+pub(crate) const DEFAULT_SERVER_CALLS: usize = 8;
 
-/// How many calls to one server may wait for one of its slots, unless
-/// [`McpServerBuilder::max_queued_calls`] says otherwise. A waiting call
+/// The default of [`McpServerBuilder::max_queued_calls`]. A waiting call
 /// costs its request's buffers, not a thread.
-pub const DEFAULT_SERVER_QUEUE: usize = 64;
+pub(crate) const DEFAULT_SERVER_QUEUE: usize = 64;
 
-/// Each call's deadline, unless [`McpServerBuilder::call_timeout`] says
-/// otherwise: the time a client's silent server is given by default
-/// ([`DEFAULT_TIMEOUT`](crate::client::DEFAULT_TIMEOUT)), counted from the
-/// call's arrival.
-pub const DEFAULT_SERVER_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// The default of [`McpServerBuilder::call_timeout`]: the time a client's
+/// silent server is given by default
+/// ([`ClientBuilder::timeout`](crate::client::ClientBuilder::timeout)),
+/// counted from the call's arrival.
+pub(crate) const DEFAULT_SERVER_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The largest message relayed from a server, unless
 /// [`McpServerBuilder::max_message_bytes`] says otherwise: 4 MiB. A tool
@@ -44,17 +46,17 @@ pub const DEFAULT_SERVER_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// by default) and whose image inputs are capped at a few megabytes; 4 MiB
 /// holds the largest of those with room to spare, while a runaway result
 /// — a whole database dump, a 48 MiB log — is refused before it costs the
-/// application that embeds the host more than that.
+/// application that embeds the host more than that. Public because a
+/// result past it is a tool error, so a server's author compares against
+/// it.
 pub const DEFAULT_MAX_RELAY_BYTES: usize = 4 << 20;
 
-/// The first pause before connecting again after a failure, unless
-/// [`McpServerBuilder::reconnect_backoff`] says otherwise; it doubles with
-/// each failure in a row.
-pub const DEFAULT_RECONNECT_FIRST: Duration = Duration::from_secs(1);
+/// The default first pause of [`McpServerBuilder::reconnect_backoff`]; it
+/// doubles with each failure in a row.
+pub(crate) const DEFAULT_RECONNECT_FIRST: Duration = Duration::from_secs(1);
 
-/// The longest pause between two attempts to connect, unless
-/// [`McpServerBuilder::reconnect_backoff`] says otherwise.
-pub const DEFAULT_RECONNECT_MAX: Duration = Duration::from_secs(30);
+/// The default longest pause of [`McpServerBuilder::reconnect_backoff`].
+pub(crate) const DEFAULT_RECONNECT_MAX: Duration = Duration::from_secs(30);
 
 /// How the layer's line names its settings in the errors the agent reads.
 const SETTINGS: line::Settings = line::Settings {
@@ -69,12 +71,12 @@ impl McpServerBuilder {
             name,
             remote,
             qualified: true,
-            refresh: Some(super::DEFAULT_SERVER_REFRESH),
-            max_calls: DEFAULT_SERVER_CALLS,
-            max_queued: DEFAULT_SERVER_QUEUE,
+            refresh_every: Some(super::DEFAULT_SERVER_REFRESH),
+            max_concurrent_calls: DEFAULT_SERVER_CALLS,
+            max_queued_calls: DEFAULT_SERVER_QUEUE,
             call_timeout: DEFAULT_SERVER_CALL_TIMEOUT,
-            max_message: DEFAULT_MAX_RELAY_BYTES,
-            backoff: Backoff {
+            max_message_bytes: DEFAULT_MAX_RELAY_BYTES,
+            reconnect_backoff: Backoff {
                 first: DEFAULT_RECONNECT_FIRST,
                 max: DEFAULT_RECONNECT_MAX,
             },
@@ -90,18 +92,17 @@ impl McpServerBuilder {
         self
     }
 
-    /// How often to ask the server for its tools
-    /// ([`DEFAULT_SERVER_REFRESH`](super::DEFAULT_SERVER_REFRESH) unless
-    /// set); `None` asks only on [`McpServerLayer::refresh`] and when the
+    /// How often to ask the server for its tools (30 s by default);
+    /// `None` asks only on [`McpServerLayer::refresh`] and when the
     /// server reports a change.
     #[must_use]
     pub fn refresh_every(mut self, interval: Option<Duration>) -> McpServerBuilder {
-        self.refresh = interval;
+        self.refresh_every = interval;
         self
     }
 
-    /// How many calls to this server may run at once
-    /// ([`DEFAULT_SERVER_CALLS`] by default, at least 1). These are the
+    /// How many calls to this server may run at once (8 by default; 0
+    /// counts as 1). These are the
     /// server's own slots, not the host's
     /// ([`HostConfig::max_concurrent_calls`](crate::HostConfig::max_concurrent_calls)):
     /// calls to a server that stopped answering hold only these, so the
@@ -109,21 +110,21 @@ impl McpServerBuilder {
     /// [`CallLine`]).
     #[must_use]
     pub fn max_concurrent_calls(mut self, calls: usize) -> McpServerBuilder {
-        self.max_calls = calls;
+        self.max_concurrent_calls = calls;
         self
     }
 
-    /// How many calls to this server may wait for one of its slots
-    /// ([`DEFAULT_SERVER_QUEUE`] by default); past it a call gets a tool
+    /// How many calls to this server may wait for one of its slots (64 by
+    /// default); past it a call gets a tool
     /// error naming the server and this setting at once.
     #[must_use]
     pub fn max_queued_calls(mut self, calls: usize) -> McpServerBuilder {
-        self.max_queued = calls;
+        self.max_queued_calls = calls;
         self
     }
 
     /// Each call's deadline, counted from its arrival, its wait for a slot
-    /// included ([`DEFAULT_SERVER_CALL_TIMEOUT`] by default). At the
+    /// included (60 s by default). At the
     /// deadline the agent gets a tool error naming the server and this
     /// setting, and the server is told to stop
     /// (`notifications/cancelled`). The host's own
@@ -135,8 +136,8 @@ impl McpServerBuilder {
         self
     }
 
-    /// The largest message relayed from the server
-    /// ([`DEFAULT_MAX_RELAY_BYTES`] by default): a result, a notification
+    /// The largest message relayed from the server, in bytes (4 MiB by
+    /// default, [`DEFAULT_MAX_RELAY_BYTES`]): a result, a notification
     /// of a call (progress, log), a page of `tools/list`. Nothing past the
     /// limit is buffered: over HTTP the client stops reading there
     /// ([`ClientBuilder::max_message_bytes`](crate::client::ClientBuilder::max_message_bytes))
@@ -151,17 +152,17 @@ impl McpServerBuilder {
     /// says so to the event hook and in [`McpServerLayer::status`].
     #[must_use]
     pub fn max_message_bytes(mut self, bytes: usize) -> McpServerBuilder {
-        self.max_message = bytes;
+        self.max_message_bytes = bytes;
         self
     }
 
     /// The pause before connecting again after a failure — `first`, then
-    /// doubling with each failure in a row up to `max`
-    /// ([`DEFAULT_RECONNECT_FIRST`], [`DEFAULT_RECONNECT_MAX`] by
-    /// default). A server that dies at once is never restarted in a loop.
+    /// doubling with each failure in a row up to `max` (1 s and 30 s by
+    /// default; `first` at least a millisecond, `max` at least `first`).
+    /// A server that dies at once is never restarted in a loop.
     #[must_use]
     pub fn reconnect_backoff(mut self, first: Duration, max: Duration) -> McpServerBuilder {
-        self.backoff = Backoff {
+        self.reconnect_backoff = Backoff {
             first: first.max(Duration::from_millis(1)),
             max: max.max(first),
         };
@@ -199,7 +200,7 @@ impl McpServerBuilder {
     /// rule [`McpServerBuilder::connect`] gives; nothing else is checked
     /// before the background connects.
     pub fn start(self) -> Result<McpServerLayer, ClientError> {
-        let interval = self.refresh;
+        let interval = self.refresh_every;
         let inner = self.build()?;
         spawn_supervisor(&inner, interval, false)?;
         Ok(McpServerLayer { inner })
@@ -220,7 +221,7 @@ impl McpServerBuilder {
     /// connecting or listing ([`ClientError::Spawn`] for a stdio command
     /// that cannot start).
     pub fn connect(self) -> Result<McpServerLayer, ClientError> {
-        let interval = self.refresh;
+        let interval = self.refresh_every;
         let inner = self.build()?;
         inner.establish(&Arc::downgrade(&inner))?;
         spawn_supervisor(&inner, interval, true)?;
@@ -238,8 +239,8 @@ impl McpServerBuilder {
         let signal = Arc::new(Signal::default());
         let line = CallLine::named_settings(
             format!("The MCP server {:?}", self.name),
-            self.max_calls,
-            self.max_queued,
+            self.max_concurrent_calls,
+            self.max_queued_calls,
             Some(self.call_timeout),
             SETTINGS,
         );
@@ -247,7 +248,7 @@ impl McpServerBuilder {
             name: self.name,
             qualified: self.qualified,
             line,
-            backoff: self.backoff,
+            reconnect_backoff: self.reconnect_backoff,
         };
         // Every message is asked for; the agent's own threshold filters
         // them in `CallContext::log`.
@@ -256,7 +257,7 @@ impl McpServerBuilder {
                 let builder = builder
                     .capabilities(asks)
                     .log_level(LogLevel::Debug)
-                    .max_message_bytes(self.max_message);
+                    .max_message_bytes(self.max_message_bytes);
                 Arc::new(Inner::new(
                     settings,
                     Transport::Http(Pool::new(builder)),
@@ -268,7 +269,7 @@ impl McpServerBuilder {
                 let server = server
                     .capabilities(asks)
                     .log_level(LogLevel::Debug)
-                    .max_message_bytes(self.max_message)
+                    .max_message_bytes(self.max_message_bytes)
                     .on_stderr(move |line| {
                         if let Some(layer) = lines.upgrade() {
                             layer.report_event(Event::ServerStderr {
@@ -291,7 +292,7 @@ impl McpServerBuilder {
                         }
                     })
                     .on_tools_changed(move || changes.want_refresh());
-                let transport = Transport::Stdio(Respawning::new(server, self.backoff));
+                let transport = Transport::Stdio(Respawning::new(server, self.reconnect_backoff));
                 Inner::new(settings, transport, signal)
             }),
         })
@@ -303,7 +304,7 @@ pub(super) struct Settings {
     pub(super) name: String,
     pub(super) qualified: bool,
     pub(super) line: CallLine,
-    pub(super) backoff: Backoff,
+    pub(super) reconnect_backoff: Backoff,
 }
 
 /// Starts the thread that connects (unless `ready`), refreshes and
@@ -343,11 +344,11 @@ impl fmt::Debug for McpServerBuilder {
             .field("name", &self.name)
             .field("transport", &transport)
             .field("qualified", &self.qualified)
-            .field("refresh", &self.refresh)
-            .field("max_concurrent_calls", &self.max_calls)
-            .field("max_queued_calls", &self.max_queued)
+            .field("refresh_every", &self.refresh_every)
+            .field("max_concurrent_calls", &self.max_concurrent_calls)
+            .field("max_queued_calls", &self.max_queued_calls)
             .field("call_timeout", &self.call_timeout)
-            .field("max_message_bytes", &self.max_message)
+            .field("max_message_bytes", &self.max_message_bytes)
             .finish_non_exhaustive()
     }
 }

@@ -67,8 +67,10 @@ use crate::model::{Tool, ToolOutcome};
 use crate::sync::lock;
 
 use builder::Settings;
-pub use builder::{
-    DEFAULT_MAX_RELAY_BYTES, DEFAULT_RECONNECT_FIRST, DEFAULT_RECONNECT_MAX, DEFAULT_SERVER_CALLS,
+pub use builder::DEFAULT_MAX_RELAY_BYTES;
+#[cfg(test)]
+pub(crate) use builder::{
+    DEFAULT_RECONNECT_FIRST, DEFAULT_RECONNECT_MAX, DEFAULT_SERVER_CALLS,
     DEFAULT_SERVER_CALL_TIMEOUT, DEFAULT_SERVER_QUEUE,
 };
 use http::Pool;
@@ -77,9 +79,8 @@ use snapshot::{read, Snapshot, MAX_NAME};
 use stdio::Respawning;
 use supervise::Backoff;
 
-/// How often a layer asks its server for the tool list, unless
-/// [`McpServerBuilder::refresh_every`] says otherwise.
-pub const DEFAULT_SERVER_REFRESH: Duration = Duration::from_secs(30);
+/// The default of [`McpServerBuilder::refresh_every`].
+pub(crate) const DEFAULT_SERVER_REFRESH: Duration = Duration::from_secs(30);
 
 /// How long the watch of the server's stream waits before opening it again.
 const RETRY: Duration = Duration::from_secs(1);
@@ -169,12 +170,12 @@ pub struct McpServerBuilder {
     name: String,
     remote: Remote,
     qualified: bool,
-    refresh: Option<Duration>,
-    max_calls: usize,
-    max_queued: usize,
+    refresh_every: Option<Duration>,
+    max_concurrent_calls: usize,
+    max_queued_calls: usize,
     call_timeout: Duration,
-    max_message: usize,
-    backoff: Backoff,
+    max_message_bytes: usize,
+    reconnect_backoff: Backoff,
 }
 
 /// Where the server is.
@@ -190,7 +191,7 @@ struct Inner {
     /// The line every call to the server waits in, apart from the host's
     /// slots.
     line: CallLine,
-    backoff: Backoff,
+    reconnect_backoff: Backoff,
     /// Where the layer stands, and the last error it met.
     status: Mutex<(ServerStatus, Option<String>)>,
     /// Whether the watch of the standalone stream has been started.
@@ -342,7 +343,7 @@ impl Inner {
             transport,
             qualified: settings.qualified,
             line: settings.line,
-            backoff: settings.backoff,
+            reconnect_backoff: settings.reconnect_backoff,
             status: Mutex::new((ServerStatus::Connecting, None)),
             watch_started: std::sync::atomic::AtomicBool::new(false),
             snapshot: RwLock::new(Snapshot::default()),

@@ -89,7 +89,7 @@ pub(super) fn supervise(
                 }
                 Err(err) => {
                     failures += 1;
-                    let retry_in = inner.backoff.pause(failures);
+                    let retry_in = inner.reconnect_backoff.pause(failures);
                     inner.set_status(ServerStatus::Failed {
                         reason: describe(&err),
                         retry_in,

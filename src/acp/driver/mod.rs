@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 pub use error::AcpError;
-pub use turn::{Prompt, TurnCancel, TurnSummary, DEFAULT_TURN_TIMEOUT};
+pub use turn::{Prompt, TurnCancel, TurnSummary};
 pub use updates::{
     PermissionChoice, PermissionOption, PermissionRequest, PlanEntry, ToolCallReport, Update,
 };
@@ -35,7 +35,9 @@ use crate::session::ToolSession;
 pub const ACP_VERSION: u64 = 1;
 
 /// The default of [`Agent::set_timeout`].
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const DEFAULT_SETUP_TIMEOUT: Duration = Duration::from_secs(120);
+#[cfg(test)]
+pub(crate) use turn::DEFAULT_TURN_TIMEOUT;
 
 /// An ACP agent process, driven over its stdin and stdout: start it,
 /// open a session that carries a [`ToolSession`]'s tools, and drive it
@@ -155,7 +157,7 @@ impl Agent {
             max_message_bytes,
             stderr_hook,
             initialized: None,
-            timeout: DEFAULT_TIMEOUT,
+            timeout: DEFAULT_SETUP_TIMEOUT,
         })
     }
 
@@ -165,7 +167,7 @@ impl Agent {
     }
 
     /// How long `initialize`, `authenticate` and `session/new` may take
-    /// (default [`DEFAULT_TIMEOUT`]).
+    /// (120 s by default).
     pub fn set_timeout(&mut self, timeout: Duration) -> &mut Agent {
         self.timeout = timeout;
         self

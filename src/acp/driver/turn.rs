@@ -18,7 +18,7 @@ use super::{lost, not_offered, AcpError, Agent, Serve};
 use crate::session::ToolSession;
 
 /// The default of [`Prompt::timeout`].
-pub const DEFAULT_TURN_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const DEFAULT_TURN_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// How long a cancelled turn gets to report `stopReason: "cancelled"`.
 const CANCEL_GRACE: Duration = Duration::from_secs(5);
@@ -156,8 +156,8 @@ impl<'a> Prompt<'a> {
         self
     }
 
-    /// How long the turn may run before it is cancelled (default
-    /// [`DEFAULT_TURN_TIMEOUT`]).
+    /// How long the turn may run before it is cancelled (600 s by
+    /// default).
     pub fn timeout(mut self, timeout: Duration) -> Prompt<'a> {
         self.timeout = timeout;
         self

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::{Callback, StdioClient};
 use crate::child::{DEFAULT_MAX_MESSAGE_BYTES, EXIT_GRACE};
-use crate::client::builder::DEFAULT_TIMEOUT;
+use crate::client::builder::DEFAULT_SILENCE_TIMEOUT;
 use crate::client::call::LogMessage;
 use crate::client::error::ClientError;
 use crate::client::rpc::Identity;
@@ -50,7 +50,7 @@ pub struct StdioServer {
     pub(super) program: OsString,
     pub(super) args: Vec<OsString>,
     pub(super) env: Vec<(OsString, OsString)>,
-    pub(super) cwd: Option<PathBuf>,
+    pub(super) current_dir: Option<PathBuf>,
     pub(super) timeout: Duration,
     pub(super) exit_grace: Duration,
     pub(super) max_message_bytes: usize,
@@ -69,8 +69,8 @@ impl StdioServer {
             program: program.as_ref().to_owned(),
             args: Vec::new(),
             env: Vec::new(),
-            cwd: None,
-            timeout: DEFAULT_TIMEOUT,
+            current_dir: None,
+            timeout: DEFAULT_SILENCE_TIMEOUT,
             exit_grace: EXIT_GRACE,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             identity: Identity {
@@ -119,14 +119,13 @@ impl StdioServer {
     /// directory.
     #[must_use]
     pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> StdioServer {
-        self.cwd = Some(dir.into());
+        self.current_dir = Some(dir.into());
         self
     }
 
     /// How long the server may stay silent while the client waits for an
-    /// answer, the `initialize` handshake included (default
-    /// [`DEFAULT_TIMEOUT`]: a first `npx` run
-    /// downloads the server). Every message from the server for a call — a
+    /// answer, the `initialize` handshake included (60 s by default: a
+    /// first `npx` run downloads the server). Every message from the server for a call — a
     /// progress report, a log message — starts the wait again.
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> StdioServer {
@@ -137,7 +136,7 @@ impl StdioServer {
     /// How long the server gets to exit on its own once its stdin is
     /// closed, when the client is dropped, before it (and everything it
     /// started) is sent `SIGTERM`, a second later `SIGKILL`, and reaped
-    /// (default 2 s).
+    /// (2 s by default).
     #[must_use]
     pub fn exit_grace(mut self, grace: Duration) -> StdioServer {
         self.exit_grace = grace;
@@ -145,8 +144,8 @@ impl StdioServer {
     }
 
     /// The longest message the server may write, in bytes, one line of
-    /// JSON-RPC (default [`DEFAULT_MAX_MESSAGE_BYTES`](crate::client::DEFAULT_MAX_MESSAGE_BYTES),
-    /// 16 MiB). A longer line is skipped while it is read, never buffered
+    /// JSON-RPC (16 MiB by default,
+    /// [`DEFAULT_MAX_MESSAGE_BYTES`](crate::client::DEFAULT_MAX_MESSAGE_BYTES)). A longer line is skipped while it is read, never buffered
     /// whole, so a runaway server costs this process at most about the
     /// limit; the request it answered fails with
     /// [`ClientError::TooLarge`] (told by the id at either end of
@@ -249,7 +248,7 @@ impl StdioServer {
         let mut command = Command::new(&self.program);
         command.args(&self.args);
         command.envs(self.env.iter().map(|(k, v)| (k, v)));
-        if let Some(dir) = &self.cwd {
+        if let Some(dir) = &self.current_dir {
             command.current_dir(dir);
         }
         command
@@ -268,7 +267,7 @@ impl fmt::Debug for StdioServer {
             .field("program", &self.program)
             .field("args", &self.args)
             .field("env", &env)
-            .field("cwd", &self.cwd)
+            .field("current_dir", &self.current_dir)
             .field("timeout", &self.timeout)
             .field("exit_grace", &self.exit_grace)
             .field("max_message_bytes", &self.max_message_bytes)

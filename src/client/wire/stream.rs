@@ -76,7 +76,7 @@ pub(crate) fn deliver<I: Inbox>(
     } = *outgoing;
     // One parser for every connection of the request: it holds the last
     // event id and the server's `retry`.
-    let mut events = SseParser::new(settings.max_message);
+    let mut events = SseParser::new(settings.max_message_bytes);
     let mut session_id = None;
     let mut outcome = link.exchange(
         settings,
@@ -129,7 +129,7 @@ pub(crate) fn listen<I: Inbox>(
     cancel: Option<&CancelHandle>,
     inbox: &mut I,
 ) -> Result<Option<I::Answer>, ClientError> {
-    let mut events = SseParser::new(settings.max_message);
+    let mut events = SseParser::new(settings.max_message_bytes);
     link.exchange(
         settings,
         "GET",
@@ -144,7 +144,7 @@ pub(crate) fn listen<I: Inbox>(
                     Reply::Cut => None,
                 });
             }
-            let bytes = body.read_all(settings.max_message)?;
+            let bytes = body.read_all(settings.max_message_bytes)?;
             Err(refusal(head, &bytes))
         },
     )
