@@ -12,6 +12,11 @@ use serde_json::{Map, Value};
 use super::member::{MemberName, Named};
 use super::meta::{Meta, Params, RequestMeta};
 
+mod message;
+
+pub(crate) use message::{not_an_object, Invalid, Json, Members, Message};
+use message::{invalid, valid_id, NEITHER};
+
 /// Invalid JSON was received.
 pub(crate) const PARSE_ERROR: i64 = -32700;
 /// The JSON is not a valid request object.
@@ -31,6 +36,12 @@ pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 /// Implementation-defined server error: transport-level refusals (missing
 /// session id, bad bearer) that have no code of their own.
 pub(crate) const SERVER_ERROR: i64 = -32000;
+/// Implementation-defined: the `Mcp-Session-Id` names no MCP session (the
+/// code the official SDKs answer with).
+pub(crate) const SESSION_NOT_FOUND: i64 = -32001;
+/// Implementation-defined: the server sent nothing in time (the code the
+/// official SDKs' clients give a request that timed out).
+pub(crate) const REQUEST_TIMEOUT: i64 = -32001;
 
 /// A JSON-RPC error object.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,42 +63,17 @@ impl RpcError {
     pub(crate) fn invalid_params(message: impl Into<String>) -> RpcError {
         RpcError::new(INVALID_PARAMS, message)
     }
-}
 
-/// A message from the client, classified.
-#[derive(Debug, PartialEq)]
-pub(crate) enum Message {
-    /// A request: needs a response.
-    Request {
-        id: Value,
-        method: String,
-        /// Without `_meta`, whose members are `meta`.
-        params: Option<Value>,
-        meta: Meta,
-    },
-    /// A notification: no response.
-    Notification {
-        method: String,
-        params: Option<Value>,
-    },
-    /// The client's response to a request of ours: its result, or its
-    /// error object.
-    Response {
-        id: Value,
-        outcome: Result<Value, Value>,
-    },
-}
-
-/// Why a message could not be classified, with the id to answer when one was
-/// readable.
-#[derive(Debug, PartialEq)]
-pub(crate) struct Invalid {
-    pub(crate) id: Option<Value>,
-    pub(crate) error: RpcError,
-}
-
-fn valid_id(id: &Value) -> bool {
-    id.is_string() || id.is_i64() || id.is_u64()
+    /// Reads an error object as it arrived ([`Message::Error`]); `None`
+    /// without an integer code and a string message.
+    pub(crate) fn read(error: &Value) -> Option<RpcError> {
+        let mut read = RpcError::new(
+            error.get("code")?.as_i64()?,
+            error.get("message")?.as_str()?,
+        );
+        read.data = error.get("data").cloned();
+        Some(read)
+    }
 }
 
 /// A POST body as read: one message, a batch, or JSON that is neither an
@@ -99,50 +85,35 @@ pub(crate) enum Body {
     NotAnObject,
 }
 
-/// The members of one message that JSON-RPC gives a meaning to, each as
-/// sent; any other member is read past (its JSON still checked) and
-/// dropped. A body is read straight into this rather than into a
-/// [`Value`] tree first: most of what a tree of a small request costs is
+/// One message as the host reads it: the members JSON-RPC gives a meaning
+/// to, each as sent; any other member is read past (its JSON still
+/// checked) and dropped. A body is read straight into this rather than into
+/// a [`Value`] tree first: most of what a tree of a small request costs is
 /// its top-level map and the keys it allocates. `params` is kept without
 /// its `_meta`, whose members the host reads are `meta` (see
 /// [`super::meta`]).
 #[derive(Debug, Default)]
 pub(crate) struct Envelope {
-    jsonrpc: Option<Value>,
-    id: Option<Value>,
-    method: Option<Value>,
-    params: Option<Value>,
+    members: Members<Value>,
     meta: Meta,
-    result: Option<Value>,
-    error: Option<Value>,
 }
 
 impl Envelope {
     /// The envelope of a message already parsed (a batch's item); `None`
     /// when it is not an object.
     fn of(value: Value) -> Option<Envelope> {
-        let Value::Object(mut object) = value else {
-            return None;
-        };
-        let mut params = object.remove("params");
-        let meta = params
+        let mut members = value.into_members()?;
+        let meta = members
+            .params
             .as_mut()
             .map(|params| Box::new(RequestMeta::take_from(params)));
-        Some(Envelope {
-            jsonrpc: object.remove("jsonrpc"),
-            id: object.remove("id"),
-            method: object.remove("method"),
-            params,
-            meta,
-            result: object.remove("result"),
-            error: object.remove("error"),
-        })
+        Some(Envelope { members, meta })
     }
 
     /// The message's id, when it has a valid one: what a refusal decided
     /// before classification should still answer to.
     pub(crate) fn request_id(&self) -> Option<&Value> {
-        self.id.as_ref().filter(|id| valid_id(id))
+        self.members.id.as_ref().filter(|id| valid_id(id))
     }
 
     /// The members of the message's `params._meta` the host reads.
@@ -175,18 +146,19 @@ impl<'de> Visitor<'de> for BodyVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Body, A::Error> {
         let mut envelope = Envelope::default();
         while let Some(Named(member)) = map.next_key::<Named<Member>>()? {
+            let members = &mut envelope.members;
             let slot = match member {
-                Member::Jsonrpc => &mut envelope.jsonrpc,
-                Member::Id => &mut envelope.id,
-                Member::Method => &mut envelope.method,
+                Member::Jsonrpc => &mut members.jsonrpc,
+                Member::Id => &mut members.id,
+                Member::Method => &mut members.method,
                 Member::Params => {
                     let Params(params, meta) = map.next_value()?;
-                    envelope.params = Some(params);
+                    members.params = Some(params);
                     envelope.meta = meta;
                     continue;
                 }
-                Member::Result => &mut envelope.result,
-                Member::Error => &mut envelope.error,
+                Member::Result => &mut members.result,
+                Member::Error => &mut members.error,
                 Member::Other => {
                     map.next_value::<IgnoredAny>()?;
                     continue;
@@ -256,74 +228,71 @@ impl MemberName for Member {
     }
 }
 
-/// Classifies one JSON-RPC message already parsed.
-pub(crate) fn classify(value: Value) -> Result<Message, Invalid> {
+/// Classifies one message of a batch, already parsed, as the host does
+/// ([`classify_envelope`]).
+pub(crate) fn classify(value: Value) -> Message {
     match Envelope::of(value) {
         Some(envelope) => classify_envelope(envelope),
-        None => Err(not_an_object()),
+        None => Message::Invalid(not_an_object()),
     }
 }
 
-/// Why a body that is neither an object nor a batch is refused.
-pub(crate) fn not_an_object() -> Invalid {
-    Invalid {
-        id: None,
-        error: RpcError::new(INVALID_REQUEST, "a JSON-RPC message must be a JSON object"),
+/// Classifies one message the host received. Beyond the shape
+/// ([`Message`]) the host holds its clients to the letter — `"jsonrpc":
+/// "2.0"`, an id that is a string or an integer (MCP's rule), params that
+/// are an object, a response it can tie to a request of its own — because
+/// its answers must validate against each revision's schema, and a client
+/// is better told at once what it got wrong.
+pub(crate) fn classify_envelope(envelope: Envelope) -> Message {
+    let Envelope { members, meta } = envelope;
+    if members.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
+        return invalid(
+            members.id.as_ref(),
+            "the message must carry \"jsonrpc\": \"2.0\"",
+        );
+    }
+    if members.id.as_ref().is_some_and(|id| !valid_id(id)) {
+        return invalid(None, "an MCP request id must be a string or an integer");
+    }
+    match Message::shape(members, meta) {
+        Message::Request {
+            id,
+            params: Some(params),
+            ..
+        } if !params.is_object() => Message::Invalid(Invalid {
+            id: Some(id),
+            error: RpcError::invalid_params("params must be a JSON object"),
+        }),
+        // With a valid id or none: no id, then.
+        Message::Error { id: None, .. } => invalid(None, NEITHER),
+        message => message,
     }
 }
 
-/// Classifies one JSON-RPC message by its envelope.
-pub(crate) fn classify_envelope(envelope: Envelope) -> Result<Message, Invalid> {
-    let Envelope {
-        jsonrpc,
-        id,
-        method,
-        params,
-        meta,
-        result,
-        error,
-    } = envelope;
-    let readable_id = id.clone().filter(valid_id);
-    let invalid = |message: &str| Invalid {
-        id: readable_id.clone(),
-        error: RpcError::new(INVALID_REQUEST, message),
-    };
-    if jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
-        return Err(invalid("the message must carry \"jsonrpc\": \"2.0\""));
+/// A request to send.
+pub(crate) fn request(id: impl Into<Value>, method: &str, params: Value) -> Value {
+    envelope(Some(id.into()), method, Some(params))
+}
+
+/// A notification to send; without `params` when `None`.
+pub(crate) fn notification(method: &str, params: Option<Value>) -> Value {
+    envelope(None, method, params)
+}
+
+/// `{"jsonrpc":"2.0","id":…,"method":…,"params":…}`, built member by
+/// member: `json!` would copy `params` through `to_value`, which costs as
+/// much as the rest of a small request.
+fn envelope(id: Option<Value>, method: &str, params: Option<Value>) -> Value {
+    let mut out = Map::new();
+    out.insert("jsonrpc".into(), "2.0".into());
+    if let Some(id) = id {
+        out.insert("id".into(), id);
     }
-    if let Some(id) = &id {
-        if !valid_id(id) {
-            return Err(invalid("an MCP request id must be a string or an integer"));
-        }
+    out.insert("method".into(), method.into());
+    if let Some(params) = params {
+        out.insert("params".into(), params);
     }
-    match (method, id) {
-        (Some(Value::String(method)), Some(id)) => {
-            if params.as_ref().is_some_and(|p| !p.is_object()) {
-                return Err(Invalid {
-                    id: Some(id),
-                    error: RpcError::invalid_params("params must be a JSON object"),
-                });
-            }
-            Ok(Message::Request {
-                id,
-                method,
-                params,
-                meta,
-            })
-        }
-        (Some(Value::String(method)), None) => Ok(Message::Notification { method, params }),
-        (Some(_), _) => Err(invalid("method must be a string")),
-        (None, Some(id)) if result.is_some() || error.is_some() => {
-            let outcome = match result {
-                Some(result) => Ok(result),
-                None => Err(error.unwrap_or(Value::Null)),
-            };
-            Ok(Message::Response { id, outcome })
-        }
-        (None, _) => Err(invalid(
-            "the message is neither a request, a notification nor a response",
-        )),
-    }
+    Value::Object(out)
 }
 
 /// A successful response.
