@@ -480,10 +480,17 @@ mod tests {
             Probe::Handshake
         );
         assert_eq!(
-            probe_verdict(rpc(UNSUPPORTED_PROTOCOL_VERSION, Some(json!({"supported": ["2025-06-18"]})))).unwrap(),
+            probe_verdict(rpc(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                Some(json!({"supported": ["2025-06-18"]}))
+            ))
+            .unwrap(),
             Probe::Handshake
         );
-        assert_eq!(probe_verdict(rpc(UNSUPPORTED_PROTOCOL_VERSION, None)).unwrap(), Probe::Handshake);
+        assert_eq!(
+            probe_verdict(rpc(UNSUPPORTED_PROTOCOL_VERSION, None)).unwrap(),
+            Probe::Handshake
+        );
         let http = Err(ClientError::Http {
             status: 405,
             body: String::new(),
@@ -493,8 +500,14 @@ mod tests {
 
     #[test]
     fn the_probe_fails_on_a_disjoint_server_a_refused_bearer_and_a_dead_socket() {
-        let disjoint = probe_verdict(rpc(UNSUPPORTED_PROTOCOL_VERSION, Some(json!({"supported": ["2027-01-01"]}))));
-        assert_eq!(disjoint.unwrap_err().rpc_code(), Some(UNSUPPORTED_PROTOCOL_VERSION));
+        let disjoint = probe_verdict(rpc(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            Some(json!({"supported": ["2027-01-01"]})),
+        ));
+        assert_eq!(
+            disjoint.unwrap_err().rpc_code(),
+            Some(UNSUPPORTED_PROTOCOL_VERSION)
+        );
         let unauthorized = Err(ClientError::Unauthorized {
             www_authenticate: None,
             message: None,

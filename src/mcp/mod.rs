@@ -91,7 +91,9 @@ pub(crate) fn post(
         }
         Body::One(envelope) => stateful::one(server, session, headers, classify_envelope(envelope)),
         Body::Batch(items) => stateful::batch(server, session, headers, items),
-        Body::NotAnObject => stateful::one(server, session, headers, Message::Invalid(not_an_object())),
+        Body::NotAnObject => {
+            stateful::one(server, session, headers, Message::Invalid(not_an_object()))
+        }
     }
 }
 

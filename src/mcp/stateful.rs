@@ -9,9 +9,7 @@ use super::methods::{self, Op};
 use super::plan::{CallKey, Plan, Step, Work};
 use super::{find_session, tools, BearerState, Server};
 use crate::model::http::{Headers, HttpResponse};
-use crate::model::jsonrpc::{
-    classify, failure, success, Message, RpcError, INVALID_REQUEST,
-};
+use crate::model::jsonrpc::{classify, failure, success, Message, RpcError, INVALID_REQUEST};
 use crate::model::meta::Meta;
 use crate::model::LogLevel;
 
@@ -152,7 +150,10 @@ impl Turn<'_> {
                 id,
                 outcome: Ok(result),
             }),
-            Message::Error { id: Some(id), error } => Some(Step::Deliver {
+            Message::Error {
+                id: Some(id),
+                error,
+            } => Some(Step::Deliver {
                 id,
                 outcome: Err(error),
             }),

@@ -21,8 +21,8 @@ use super::plan::{Plan, Step, Work};
 use super::{streams, tools, BearerState, Server};
 use crate::model::http::{Headers, HttpResponse};
 use crate::model::jsonrpc::{
-    success, Message, RpcError, HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS,
-    INVALID_REQUEST, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION,
+    success, Message, RpcError, HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,
+    METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION,
 };
 use crate::model::meta::{RequestMeta, META_CAPABILITIES, META_LOG_LEVEL, META_VERSION};
 use crate::model::params::decode_header;

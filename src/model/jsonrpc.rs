@@ -14,8 +14,8 @@ use super::meta::{Meta, Params, RequestMeta};
 
 mod message;
 
-pub(crate) use message::{not_an_object, Invalid, Json, Members, Message};
 use message::{invalid, valid_id, NEITHER};
+pub(crate) use message::{not_an_object, Invalid, Json, Members, Message};
 
 /// Invalid JSON was received.
 pub(crate) const PARSE_ERROR: i64 = -32700;
@@ -422,11 +422,18 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn refusal(message: Message) -> Invalid {
+        match message {
+            Message::Invalid(invalid) => invalid,
+            other => panic!("not refused: {other:?}"),
+        }
+    }
+
     #[test]
-    fn requests_notifications_and_responses_are_told_apart() {
-        let request = classify(json!({"jsonrpc":"2.0","id":1,"method":"ping"})).unwrap();
+    fn the_host_reads_requests_notifications_and_responses_by_their_shape() {
+        let request = classify(json!({"jsonrpc":"2.0","id":1,"method":"ping"}));
         assert!(matches!(request, Message::Request { ref method, .. } if method == "ping"));
-        let note = classify(json!({"jsonrpc":"2.0","method":"notifications/initialized"})).unwrap();
+        let note = classify(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
         assert_eq!(
             note,
             Message::Notification {
@@ -434,32 +441,178 @@ mod tests {
                 params: None
             }
         );
-        let response = classify(json!({"jsonrpc":"2.0","id":"a","result":{}})).unwrap();
+        let response = classify(json!({"jsonrpc":"2.0","id":"a","result":{}}));
         assert_eq!(
             response,
-            Message::Response {
+            Message::Result {
                 id: json!("a"),
-                outcome: Ok(json!({}))
+                result: json!({})
+            }
+        );
+        let error = json!({"code": INTERNAL_ERROR, "message": "no"});
+        assert_eq!(
+            classify(json!({"jsonrpc":"2.0","id":"a","error":error})),
+            Message::Error {
+                id: Some(json!("a")),
+                error
             }
         );
     }
 
     #[test]
+    fn the_host_takes_meta_out_of_params_and_a_peer_leaves_it() {
+        let message = json!({"jsonrpc":"2.0","id":1,"method":"tools/list",
+            "params":{"cursor":"c","_meta":{"progressToken":"t"}}});
+        let Message::Request { params, meta, .. } = classify(message.clone()) else {
+            panic!("not a request");
+        };
+        assert_eq!(params, Some(json!({"cursor": "c"})));
+        assert!(meta.is_some());
+        let Message::Request { params, meta, .. } = Message::of(&message) else {
+            panic!("not a request");
+        };
+        assert_eq!(params, Some(&message["params"]));
+        assert!(meta.is_none());
+    }
+
+    #[test]
     fn null_float_and_object_ids_are_invalid_and_unanswerable() {
         for id in [json!(null), json!(1.5), json!({}), json!(true)] {
-            let err = classify(json!({"jsonrpc":"2.0","id":id,"method":"ping"})).unwrap_err();
-            assert_eq!(err.error.code, INVALID_REQUEST);
-            assert_eq!(err.id, None);
+            for message in [
+                json!({"jsonrpc":"2.0","id":id,"method":"ping"}),
+                json!({"jsonrpc":"2.0","id":id,"result":{}}),
+                json!({"jsonrpc":"2.0","id":id,"error":{}}),
+            ] {
+                let err = refusal(classify(message));
+                assert_eq!(err.error.code, INVALID_REQUEST);
+                assert_eq!(err.id, None);
+            }
+            // A peer takes the shape as it comes.
+            let peer = json!({"jsonrpc":"2.0","id":id,"method":"ping"});
+            assert!(matches!(Message::of(&peer), Message::Request { .. }));
         }
     }
 
     #[test]
     fn a_missing_version_or_non_object_params_are_refused_with_the_id() {
-        let err = classify(json!({"id":7,"method":"ping"})).unwrap_err();
+        let err = refusal(classify(json!({"id":7,"method":"ping"})));
         assert_eq!((err.id, err.error.code), (Some(json!(7)), INVALID_REQUEST));
-        let err =
-            classify(json!({"jsonrpc":"2.0","id":7,"method":"ping","params":[1]})).unwrap_err();
+        let err = refusal(classify(
+            json!({"jsonrpc":"2.0","id":7,"method":"ping","params":[1]}),
+        ));
         assert_eq!((err.id, err.error.code), (Some(json!(7)), INVALID_PARAMS));
+        let err = refusal(classify(
+            json!({"jsonrpc":"2.0","id":7,"method":"ping","params":null}),
+        ));
+        assert_eq!((err.id, err.error.code), (Some(json!(7)), INVALID_PARAMS));
+        // Neither reaches a peer's reader as invalid.
+        for peer in [
+            json!({"id":7,"method":"ping"}),
+            json!({"jsonrpc":"2.0","id":7,"method":"ping","params":[1]}),
+        ] {
+            assert!(matches!(Message::of(&peer), Message::Request { .. }));
+        }
+    }
+
+    #[test]
+    fn the_host_refuses_an_error_it_cannot_tie_to_a_request_of_its_own() {
+        let err = refusal(classify(
+            json!({"jsonrpc":"2.0","error":{"code":1,"message":"m"}}),
+        ));
+        assert_eq!((err.id, err.error.code), (None, INVALID_REQUEST));
+        let err = refusal(classify(json!([])));
+        assert_eq!(err, not_an_object());
+    }
+
+    #[test]
+    fn the_host_reads_a_body_as_it_reads_a_batch_item() {
+        for message in [
+            json!({"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"progressToken":1}}}),
+            json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}),
+            json!({"jsonrpc":"2.0","id":"x","result":{"roots":[]}}),
+            json!({"jsonrpc":"2.0","id":"x","error":{"code":1,"message":"m"}}),
+            json!({"jsonrpc":"1.0","id":1,"method":"ping"}),
+            json!({"jsonrpc":"2.0","id":1,"result":{},"error":{}}),
+            json!({"jsonrpc":"2.0","id":1}),
+        ] {
+            let Body::One(envelope) = parse(message.to_string().as_bytes()).unwrap() else {
+                panic!("not one message");
+            };
+            assert_eq!(
+                classify_envelope(envelope),
+                classify(message.clone()),
+                "{message}"
+            );
+        }
+    }
+
+    /// serde_json's maps keep their keys sorted in this build (no
+    /// `preserve_order`): the exact texts below are what goes on the wire,
+    /// the same as the `json!` each constructor replaced.
+    #[test]
+    fn constructors_write_the_envelope_byte_for_byte() {
+        let text = |message: &Value| serde_json::to_string(message).unwrap();
+        let request = request(7, "tools/list", json!({"cursor": "c"}));
+        assert_eq!(
+            text(&request),
+            r#"{"id":7,"jsonrpc":"2.0","method":"tools/list","params":{"cursor":"c"}}"#
+        );
+        assert_eq!(
+            request,
+            json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"cursor": "c"}})
+        );
+        assert_eq!(
+            text(&super::request("toolhost-ask-1", "roots/list", json!({}))),
+            r#"{"id":"toolhost-ask-1","jsonrpc":"2.0","method":"roots/list","params":{}}"#
+        );
+        assert_eq!(
+            text(&notification("notifications/tools/list_changed", None)),
+            r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#
+        );
+        assert_eq!(
+            text(&notification(
+                "session/cancel",
+                Some(json!({"sessionId": "s"}))
+            )),
+            r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#
+        );
+        assert_eq!(
+            text(&success(&json!("a"), json!({}))),
+            r#"{"id":"a","jsonrpc":"2.0","result":{}}"#
+        );
+        let mut error = RpcError::new(METHOD_NOT_FOUND, "no");
+        assert_eq!(
+            text(&failure(Some(&json!(4)), &error)),
+            r#"{"error":{"code":-32601,"message":"no"},"id":4,"jsonrpc":"2.0"}"#
+        );
+        error.data = Some(json!({"x": 1}));
+        assert_eq!(
+            text(&failure(None, &error)),
+            r#"{"error":{"code":-32601,"data":{"x":1},"message":"no"},"jsonrpc":"2.0"}"#
+        );
+    }
+
+    #[test]
+    fn an_error_object_is_read_only_with_a_code_and_a_message() {
+        let mut read = RpcError::new(PARSE_ERROR, "parse");
+        assert_eq!(
+            RpcError::read(&json!({"code": PARSE_ERROR, "message": "parse"})),
+            Some(read.clone())
+        );
+        read.data = Some(json!([1]));
+        assert_eq!(
+            RpcError::read(&json!({"code": PARSE_ERROR, "message": "parse", "data": [1]})),
+            Some(read)
+        );
+        for broken in [
+            json!({"message": "no code"}),
+            json!({"code": 1}),
+            json!({"code": 1.5, "message": "m"}),
+            json!({"code": 1, "message": 2}),
+            json!("text"),
+        ] {
+            assert_eq!(RpcError::read(&broken), None, "{broken}");
+        }
     }
 
     #[test]

@@ -386,7 +386,10 @@ impl Agent {
                     method: asked,
                     params,
                 } => serve.notification(asked, params.unwrap_or(&Value::Null)),
-                Message::Result { id: answered, result } if answered.as_u64() == Some(id) => {
+                Message::Result {
+                    id: answered,
+                    result,
+                } if answered.as_u64() == Some(id) => {
                     return Ok(Some(result.clone()));
                 }
                 Message::Error {

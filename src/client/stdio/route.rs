@@ -239,9 +239,15 @@ impl Router {
         };
         match Message::of(message) {
             Message::Request {
-                id, method, params: asked, ..
+                id,
+                method,
+                params: asked,
+                ..
             } => self.ask(id, method, params(asked)),
-            Message::Notification { method, params: told } => self.notified(&method, params(told)),
+            Message::Notification {
+                method,
+                params: told,
+            } => self.notified(&method, params(told)),
             Message::Result { id, result } => self.respond(&id, Ok(result)),
             Message::Error {
                 id: Some(id),

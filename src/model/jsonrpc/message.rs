@@ -227,3 +227,151 @@ pub(crate) fn not_an_object() -> Invalid {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::jsonrpc::METHOD_NOT_FOUND;
+    use serde_json::json;
+
+    /// A borrowed classification, owned: to compare it with the owned one.
+    fn owned(message: Message<&Value>) -> Message {
+        match message {
+            Message::Request {
+                id,
+                method,
+                params,
+                meta,
+            } => Message::Request {
+                id: id.clone(),
+                method: method.to_owned(),
+                params: params.cloned(),
+                meta,
+            },
+            Message::Notification { method, params } => Message::Notification {
+                method: method.to_owned(),
+                params: params.cloned(),
+            },
+            Message::Result { id, result } => Message::Result {
+                id: id.clone(),
+                result: result.clone(),
+            },
+            Message::Error { id, error } => Message::Error {
+                id: id.cloned(),
+                error: error.clone(),
+            },
+            Message::Invalid(invalid) => Message::Invalid(invalid),
+        }
+    }
+
+    /// Classifies `message` both ways, and checks that they agree.
+    fn read(message: &Value) -> Message {
+        let taken = Message::of(message.clone());
+        assert_eq!(taken, owned(Message::of(message)), "{message}");
+        taken
+    }
+
+    fn refused(id: Option<Value>, message: &str) -> Message {
+        Message::Invalid(Invalid {
+            id,
+            error: RpcError::new(INVALID_REQUEST, message),
+        })
+    }
+
+    #[test]
+    fn a_method_with_an_id_is_a_request_and_without_one_a_notification() {
+        let params = json!({"x": 1, "_meta": {"progressToken": 1}});
+        assert_eq!(
+            read(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params})),
+            Message::Request {
+                id: json!(1),
+                method: "tools/list".into(),
+                params: Some(params.clone()),
+                meta: None,
+            }
+        );
+        assert_eq!(
+            read(&json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})),
+            Message::Notification {
+                method: "notifications/progress".into(),
+                params: Some(params),
+            }
+        );
+        let bare = read(&json!({"method": "ping"}));
+        assert_eq!(
+            bare,
+            Message::Notification {
+                method: "ping".into(),
+                params: None
+            }
+        );
+        assert_eq!(bare.method(), Some("ping"));
+        // Any id makes a request here; MCP's stricter rule is the host's.
+        assert!(matches!(
+            read(&json!({"id": null, "method": "ping"})),
+            Message::Request {
+                id: Value::Null,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn a_result_or_an_error_without_a_method_is_a_response() {
+        assert_eq!(
+            read(&json!({"jsonrpc": "2.0", "id": "a", "result": {"ok": true}})),
+            Message::Result {
+                id: json!("a"),
+                result: json!({"ok": true})
+            }
+        );
+        let error = json!({"code": METHOD_NOT_FOUND, "message": "no"});
+        assert_eq!(
+            read(&json!({"jsonrpc": "2.0", "id": 4, "error": error})),
+            Message::Error {
+                id: Some(json!(4)),
+                error: error.clone()
+            }
+        );
+        for unknown in [json!({"id": null, "error": error}), json!({"error": error})] {
+            assert_eq!(
+                read(&unknown),
+                Message::Error {
+                    id: None,
+                    error: error.clone()
+                }
+            );
+        }
+        let response = read(&json!({"id": 4, "result": {}}));
+        assert_eq!(response.method(), None);
+    }
+
+    #[test]
+    fn what_has_no_shape_of_json_rpc_is_invalid_and_answered_only_to_a_valid_id() {
+        for not_an_object in [json!([]), json!(1), json!("ping"), json!(null)] {
+            assert_eq!(
+                read(&not_an_object),
+                refused(None, "a JSON-RPC message must be a JSON object")
+            );
+        }
+        assert_eq!(
+            read(&json!({"id": 3, "method": 7})),
+            refused(Some(json!(3)), "method must be a string")
+        );
+        assert_eq!(
+            read(&json!({"id": 3, "result": {}, "error": {}})),
+            refused(
+                Some(json!(3)),
+                "a response carries either a result or an error, not both"
+            )
+        );
+        assert_eq!(read(&json!({"id": 3})), refused(Some(json!(3)), NEITHER));
+        assert_eq!(read(&json!({"result": {}})), refused(None, NEITHER));
+        for unanswerable in [json!(1.5), json!({}), json!(true), json!(null)] {
+            assert_eq!(
+                read(&json!({"id": unanswerable, "method": 7})),
+                refused(None, "method must be a string")
+            );
+        }
+        assert_eq!(read(&json!({"id": 3, "method": 7})).method(), None);
+    }
+}
