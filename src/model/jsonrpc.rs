@@ -1,7 +1,13 @@
-//! The JSON-RPC 2.0 envelope: classifying what arrived, and spelling replies.
+//! The JSON-RPC 2.0 vocabulary every peer shares — the host, both
+//! clients, the gateway's upstreams, the stdio relay and the ACP driver:
+//! the error codes, what an arriving message is ([`Message`]), and the
+//! constructors of what goes out ([`request`], [`notification`],
+//! [`success`], [`failure`]). A peer that needs more than the shape says so
+//! where it reads: the host's strict reader of a POST body is here too
+//! ([`parse`], [`classify_envelope`]).
 //!
-//! MCP ids are strings or integers, never null; a message whose id is
-//! anything else is an invalid request, answered without an id.
+//! MCP ids are strings or integers, never null; the host refuses a message
+//! whose id is anything else as an invalid request, answered without an id.
 
 use std::fmt;
 
