@@ -153,6 +153,7 @@ impl<J: Json> Message<J> {
         }
     }
 
+    #[inline]
     pub(super) fn shape(members: Members<J>, meta: Meta) -> Message<J> {
         let Members {
             id,
