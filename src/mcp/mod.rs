@@ -13,7 +13,7 @@
 //!
 //! The core holds no locks, starts no threads, reads no clock and touches
 //! no socket: the bearer's session state reaches it through the
-//! [`Session`] port, which the runtime implements over its session table
+//! [`BearerState`] port, which the runtime implements over its session table
 //! and a unit test implements over plain data. So every protocol rule is
 //! tested below without a socket.
 
