@@ -21,8 +21,9 @@ use crate::model::meta::Meta;
 /// response, an `error` an error response; anything else is invalid. What a
 /// peer wants beyond the shape is its own rule, applied where it reads: the
 /// host also wants `"jsonrpc": "2.0"`, an MCP id and object params
-/// ([`classify_envelope`](super::classify_envelope)), while the clients take a server's message as it
-/// comes, so that a sloppy server still gets its answers.
+/// ([`classify_envelope`](super::classify_envelope)), while the clients
+/// take a server's message as it comes, so that a sloppy server still gets
+/// its answers.
 #[derive(Debug, PartialEq)]
 pub(crate) enum Message<J: Json = Value> {
     /// A request: needs a response, to `id` as sent.
@@ -31,8 +32,9 @@ pub(crate) enum Message<J: Json = Value> {
         method: J::Str,
         params: Option<J>,
         /// The members of `params._meta` the host reads, when the host's
-        /// reader took `_meta` out of `params` ([`Envelope`](super::Envelope)); `None` for a
-        /// message classified by [`Message::of`], whose `params` keep it.
+        /// reader took `_meta` out of `params`
+        /// ([`Envelope`](super::Envelope)); `None` for a message classified
+        /// by [`Message::of`], whose `params` keep it.
         meta: Meta,
     },
     /// A notification: no response.
