@@ -15,6 +15,7 @@ use serde_json::{json, Map, Value};
 use super::ask::{AskError, Asking, Elicitation, InputRequest, Round};
 use super::call_link::{CallLink, Cancellation, Gone};
 use super::fallible::ToolError;
+use crate::model::jsonrpc;
 use crate::model::{ClientInfo, LogLevel, Revision};
 use crate::sync::lock;
 
@@ -422,7 +423,7 @@ impl CallContext {
         if self.cancel.is_cancelled() {
             return;
         }
-        let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        let message = jsonrpc::notification(method, Some(params));
         if let Err(Gone(reason)) = talk.link.send(&message) {
             self.cancel.cancel(reason, true);
         }

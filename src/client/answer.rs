@@ -9,7 +9,7 @@
 //!   call's event stream; the answer is a JSON-RPC response POSTed back in
 //!   the same MCP session ([`response_body`]; `wire.rs` sends it on a
 //!   connection of its own). Every question gets an answer — without a
-//!   handler a `-32601` error — because a server left without one would
+//!   handler a `METHOD_NOT_FOUND` error — because a server left without one would
 //!   hold the call until its deadline.
 //! - **2026-07-28**: the call's result is `input_required`, with the
 //!   questions keyed in `inputRequests` and a signed `requestState`; the
@@ -25,14 +25,12 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value};
 
 use super::error::ClientError;
+use crate::model::jsonrpc::{self, RpcError, METHOD_NOT_FOUND};
 use crate::sync::lock;
 
 /// Rounds of `input_required` answered for one call before giving up: a
 /// tool that still asks after that is most likely asking in a loop.
 pub(crate) const MAX_INPUT_ROUNDS: u32 = 8;
-
-/// JSON-RPC's code for a method the receiver does not handle.
-const METHOD_NOT_FOUND: i64 = -32601;
 
 /// A question the server asked the client during a call, as the
 /// [`CallOptions::on_request`](super::CallOptions::on_request) handler sees
@@ -198,17 +196,9 @@ pub(crate) type SharedHandler<'a> =
 
 /// The JSON-RPC response to the server's request `id` (stateful revisions).
 pub(crate) fn response_body(id: &Value, answer: Result<Value, Refusal>) -> Vec<u8> {
-    let mut message = Map::new();
-    message.insert("jsonrpc".into(), "2.0".into());
-    message.insert("id".into(), id.clone());
-    match answer {
-        Ok(result) => message.insert("result".into(), result),
-        Err(refusal) => {
-            let mut error = Map::new();
-            error.insert("code".into(), refusal.code.into());
-            error.insert("message".into(), refusal.message.into());
-            message.insert("error".into(), Value::Object(error))
-        }
+    let message = match answer {
+        Ok(result) => jsonrpc::success(id, result),
+        Err(refusal) => jsonrpc::failure(Some(id), &RpcError::new(refusal.code, refusal.message)),
     };
     let mut out = Vec::with_capacity(128);
     // Writing a Value into a Vec cannot fail.
@@ -468,7 +458,7 @@ mod tests {
             json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -1, "message": "no"}})
         );
         let unhandled = Refusal::unhandled("sampling/createMessage");
-        assert_eq!(unhandled.code, -32601);
+        assert_eq!(unhandled.code, METHOD_NOT_FOUND);
         assert!(unhandled.message.contains("sampling/createMessage"));
     }
 }

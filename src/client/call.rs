@@ -153,8 +153,8 @@ impl<'a> CallOptions<'a> {
     ///
     /// In the stateful revisions a question comes on the call's event
     /// stream and the answer goes back on a second connection, while the
-    /// call goes on; a question with no handler is answered with error
-    /// `-32601`. In 2026-07-28 the call returns `input_required` and the
+    /// call goes on; a question with no handler is answered with
+    /// JSON-RPC's "method not found" error. In 2026-07-28 the call returns `input_required` and the
     /// client calls again with the answers, up to eight rounds; a question
     /// with no handler, or a refusal (that revision cannot carry one), ends
     /// the call with [`ClientError::Unanswered`].

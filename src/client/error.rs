@@ -59,7 +59,8 @@ pub enum ClientError {
         /// The HTTP status it came with (200 in the stateful revisions, a
         /// 4xx or 5xx in 2026-07-28).
         status: u16,
-        /// The JSON-RPC error code, e.g. `-32602` for invalid params.
+        /// The JSON-RPC error code: one of JSON-RPC's standard codes (such as
+        /// "invalid params"), one of MCP's, or the server's own.
         code: i64,
         /// The server's message.
         message: String,

@@ -41,7 +41,7 @@
 //! declared ([`ClientBuilder::capabilities`]). In the stateful revisions the
 //! question arrives on the call's event stream and the answer is POSTed in
 //! the MCP session on a second connection (a question with no handler gets
-//! error `-32601`, so the server never waits in vain); in 2026-07-28 the
+//! JSON-RPC's "method not found", so the server never waits in vain); in 2026-07-28 the
 //! call returns `input_required` and the client calls again with the
 //! answers and the server's `requestState`, round after round (at most
 //! eight), until the result is complete. Where an answer cannot be given —

@@ -30,6 +30,7 @@ use super::rpc::{self, Mode, STATELESS};
 pub(crate) use super::wire::Link;
 use super::wire::{self, deliver, Inbox, Outgoing};
 use super::Settings;
+use crate::model::jsonrpc::{Invalid, Message};
 use crate::model::Revision;
 use crate::sync::lock;
 
@@ -138,7 +139,7 @@ impl Passthrough {
             Route::Session(mode) => mode.clone(),
             Route::Stateless { .. } => Some(Mode::Stateless),
         };
-        let initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
+        let initialize = Message::of(message).method() == Some("initialize");
         let mut inbox = Relayed {
             awaiting: request_ids(message),
             initialize,
@@ -276,8 +277,11 @@ fn headers<'a>(route: &'a Route, message: &'a Value) -> Vec<(&'static str, Cow<'
     match route {
         Route::Session(mode) => rpc::mcp_headers(mode.as_ref(), "", None),
         Route::Stateless { version } => {
-            let method = message.get("method").and_then(Value::as_str).unwrap_or("");
-            let params = message.get("params");
+            let (method, params) = match Message::of(message) {
+                Message::Request { method, params, .. }
+                | Message::Notification { method, params } => (method, params),
+                _ => ("", None),
+            };
             let target = match method {
                 "tools/call" | "prompts/get" => params.and_then(|p| p.get("name")),
                 "resources/read" => params.and_then(|p| p.get("uri")),
@@ -301,15 +305,13 @@ fn headers<'a>(route: &'a Route, message: &'a Value) -> Vec<(&'static str, Cow<'
 /// The ids of the requests in `message` (one object, or a batch): what
 /// the answer must bring responses for.
 pub(crate) fn request_ids(message: &Value) -> Vec<Value> {
-    let is_request = |m: &Value| m.get("method").is_some_and(Value::is_string);
+    let request_id = |message: &Value| match Message::of(message) {
+        Message::Request { id, .. } => Some(id.clone()),
+        _ => None,
+    };
     match message {
-        Value::Array(items) => items
-            .iter()
-            .filter(|item| is_request(item))
-            .filter_map(|item| item.get("id").cloned())
-            .collect(),
-        single if is_request(single) => single.get("id").cloned().into_iter().collect(),
-        _ => Vec::new(),
+        Value::Array(items) => items.iter().filter_map(request_id).collect(),
+        single => request_id(single).into_iter().collect(),
     }
 }
 
@@ -330,16 +332,17 @@ impl Relayed<'_> {
     /// answers the only request awaited, so that the client is not left
     /// waiting for it.
     fn answered(&mut self, message: &mut Value) {
-        if message.get("id") == Some(&Value::Null)
-            && message.get("error").is_some()
-            && self.awaiting.len() == 1
-        {
-            message["id"] = self.awaiting[0].clone();
-        }
-        if let Some(id) = message.get("id") {
-            if let Some(at) = self.awaiting.iter().position(|awaited| awaited == id) {
-                self.awaiting.remove(at);
+        let id = match Message::of(&*message) {
+            Message::Error { id: None, .. } if self.awaiting.len() == 1 => {
+                message["id"] = self.awaiting.remove(0);
+                return;
             }
+            Message::Result { id, .. } | Message::Error { id: Some(id), .. } => id.clone(),
+            Message::Invalid(Invalid { id: Some(id), .. }) => id,
+            _ => return,
+        };
+        if let Some(at) = self.awaiting.iter().position(|awaited| *awaited == id) {
+            self.awaiting.remove(at);
         }
     }
 }
@@ -356,7 +359,7 @@ impl Inbox for Relayed<'_> {
             (self.out)(message);
             return Ok(Some(()));
         }
-        let is_response = message.get("method").is_none();
+        let is_response = Message::of(&message).method().is_none();
         if is_response {
             self.answered(&mut message);
             if self.initialize {
@@ -377,6 +380,7 @@ impl Inbox for Relayed<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::jsonrpc::{INVALID_PARAMS, PARSE_ERROR};
     use serde_json::json;
 
     fn upstream() -> Passthrough {
@@ -465,7 +469,7 @@ mod tests {
     fn an_initialize_that_failed_opens_no_session() {
         let upstream = upstream();
         upstream.begin_session(
-            &json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "no"}}),
+            &json!({"jsonrpc": "2.0", "id": 1, "error": {"code": INVALID_PARAMS, "message": "no"}}),
             None,
         );
         assert!(lock(&upstream.session).is_none());
@@ -514,7 +518,7 @@ mod tests {
             out: &mut out,
         };
         let error = json!({"jsonrpc": "2.0", "id": null,
-            "error": {"code": -32700, "message": "parse error"}});
+            "error": {"code": PARSE_ERROR, "message": "parse error"}});
         assert_eq!(inbox.take(error, 400).unwrap(), Some(()));
         assert_eq!(seen[0]["id"], 7);
     }

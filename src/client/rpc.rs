@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 
 use super::error::ClientError;
 use crate::base64::base64_encode;
-use crate::model::jsonrpc::RpcError;
+use crate::model::jsonrpc::{self, Message, RpcError, UNSUPPORTED_PROTOCOL_VERSION};
 use crate::model::{LogLevel, Revision};
 
 /// The stateless revision this client speaks.
@@ -28,9 +28,6 @@ pub(crate) const META_CLIENT: &str = "io.modelcontextprotocol/clientInfo";
 /// The `_meta` key of a 2026-07-28 request's log level.
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 pub(crate) const META_SERVER: &str = "io.modelcontextprotocol/serverInfo";
-
-/// JSON-RPC code of 2026-07-28 for a protocol version the server does not serve.
-const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
 /// Who the client says it is and what it can do.
 #[derive(Clone, Debug)]
@@ -93,29 +90,20 @@ pub(crate) fn request_body(
             }
         }
     }
-    envelope(Some(id), method, Value::Object(params))
-}
-
-/// `{"jsonrpc":"2.0","id":…,"method":…,"params":…}` as bytes. Built field by
-/// field: `json!` would copy `params` through `to_value`, which costs as much
-/// as the rest of a small request.
-fn envelope(id: Option<u64>, method: &str, params: Value) -> Vec<u8> {
-    let mut message = Map::new();
-    message.insert("jsonrpc".into(), "2.0".into());
-    if let Some(id) = id {
-        message.insert("id".into(), id.into());
-    }
-    message.insert("method".into(), method.into());
-    message.insert("params".into(), params);
-    let mut out = Vec::with_capacity(256);
-    // Writing a Value into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut out, &message);
-    out
+    text(&jsonrpc::request(id, method, Value::Object(params)))
 }
 
 /// A JSON-RPC notification body.
 pub(crate) fn notification_body(method: &str, params: Value) -> Vec<u8> {
-    envelope(None, method, params)
+    text(&jsonrpc::notification(method, Some(params)))
+}
+
+/// A message's JSON text, to send.
+fn text(message: &Value) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    // Writing a Value into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut out, message);
+    out
 }
 
 /// The `initialize` params: the revision offered, the client's
@@ -192,17 +180,6 @@ pub(crate) enum Incoming {
     Unrelated,
 }
 
-/// Reads a JSON-RPC error object (the server's own type: the same three
-/// fields either way); `None` without a code and a message.
-pub(crate) fn read_error(error: &Value) -> Option<RpcError> {
-    let mut read = RpcError::new(
-        error.get("code")?.as_i64()?,
-        error.get("message")?.as_str()?,
-    );
-    read.data = error.get("data").cloned();
-    Some(read)
-}
-
 /// The client's error for a JSON-RPC error that came with HTTP `status`.
 pub(crate) fn rpc_error(error: RpcError, status: u16) -> ClientError {
     ClientError::Rpc {
@@ -213,52 +190,41 @@ pub(crate) fn rpc_error(error: RpcError, status: u16) -> ClientError {
     }
 }
 
-/// Classifies one message that arrived while waiting for request `id`.
+/// Classifies one message that arrived while waiting for request `id`. An
+/// error no request can be told from (`"id": null`, as for a body the
+/// server could not parse) is the answer: nothing else is in flight on
+/// this exchange.
 pub(crate) fn classify(message: Value, id: u64) -> Result<Incoming, ClientError> {
-    let Value::Object(mut message) = message else {
-        return Err(ClientError::malformed(format!(
-            "expected a JSON-RPC object, got {}",
-            if message.is_array() {
-                "a batch"
-            } else {
-                "something else"
-            }
-        )));
-    };
-    if let Some(Value::String(method)) = message.remove("method") {
-        let params = message.remove("params").unwrap_or(Value::Null);
-        return Ok(match message.remove("id") {
-            Some(id) => Incoming::Request {
-                id,
-                method,
-                params: if params.is_null() {
-                    Value::Object(Map::new())
-                } else {
-                    params
-                },
+    let ours = |answered: &Value| answered.as_u64() == Some(id);
+    match Message::of(message) {
+        Message::Request {
+            id, method, params, ..
+        } => Ok(Incoming::Request {
+            id,
+            method,
+            params: match params {
+                None | Some(Value::Null) => Value::Object(Map::new()),
+                Some(params) => params,
             },
-            None => Incoming::Notification { method, params },
-        });
-    }
-    let ours = message.get("id").and_then(Value::as_u64) == Some(id);
-    if let Some(error) = message.remove("error") {
-        let unanswerable = matches!(message.get("id"), None | Some(Value::Null));
-        if !ours && !unanswerable {
-            return Ok(Incoming::Unrelated);
+        }),
+        Message::Notification { method, params } => Ok(Incoming::Notification {
+            method,
+            params: params.unwrap_or(Value::Null),
+        }),
+        Message::Result { id, result } if ours(&id) => Ok(Incoming::Reply(Ok(result))),
+        Message::Error { id, error } if id.as_ref().is_none_or(ours) => {
+            match RpcError::read(&error) {
+                Some(fault) => Ok(Incoming::Reply(Err(fault))),
+                None => Err(ClientError::malformed(format!(
+                    "a JSON-RPC error needs an integer code and a message: {error}"
+                ))),
+            }
         }
-        return match read_error(&error) {
-            Some(fault) => Ok(Incoming::Reply(Err(fault))),
-            None => Err(ClientError::malformed(format!(
-                "a JSON-RPC error needs an integer code and a message: {error}"
-            ))),
-        };
-    }
-    match message.remove("result") {
-        Some(result) if ours => Ok(Incoming::Reply(Ok(result))),
-        Some(_) => Ok(Incoming::Unrelated),
-        None => Err(ClientError::malformed(
-            "a JSON-RPC message has neither method, result nor error",
-        )),
+        Message::Result { .. } | Message::Error { .. } => Ok(Incoming::Unrelated),
+        Message::Invalid(invalid) => Err(ClientError::malformed(format!(
+            "not a JSON-RPC message: {}",
+            invalid.error.message
+        ))),
     }
 }
 
@@ -273,7 +239,8 @@ pub(crate) enum Probe {
 
 /// Decides the era from the probe's outcome, as the official SDKs do: only
 /// positive evidence of 2026-07-28 goes stateless; every protocol-level
-/// refusal falls back to the handshake, except a `-32022` whose supported
+/// refusal falls back to the handshake, except an
+/// `UNSUPPORTED_PROTOCOL_VERSION` whose supported
 /// list names no handshake revision (a modern-only server speaking some
 /// other modern revision). Transport faults and a refused bearer are no
 /// verdict on the era and are returned as they are.
@@ -346,6 +313,7 @@ pub(crate) fn negotiated_revision(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::jsonrpc::{METHOD_NOT_FOUND, PARSE_ERROR};
 
     fn identity() -> Identity {
         Identity {
@@ -444,8 +412,8 @@ mod tests {
             Incoming::Unrelated
         );
         assert_eq!(
-            classify(json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "parse"}}), 3).unwrap(),
-            Incoming::Reply(Err(RpcError::new(-32700, "parse")))
+            classify(json!({"jsonrpc": "2.0", "id": null, "error": {"code": PARSE_ERROR, "message": "parse"}}), 3).unwrap(),
+            Incoming::Reply(Err(RpcError::new(PARSE_ERROR, "parse")))
         );
         assert_eq!(
             classify(
@@ -507,12 +475,22 @@ mod tests {
             probe_verdict(Ok(json!({"supportedVersions": ["2025-11-25"]}))).unwrap(),
             Probe::Handshake
         );
-        assert_eq!(probe_verdict(rpc(-32601, None)).unwrap(), Probe::Handshake);
         assert_eq!(
-            probe_verdict(rpc(-32022, Some(json!({"supported": ["2025-06-18"]})))).unwrap(),
+            probe_verdict(rpc(METHOD_NOT_FOUND, None)).unwrap(),
             Probe::Handshake
         );
-        assert_eq!(probe_verdict(rpc(-32022, None)).unwrap(), Probe::Handshake);
+        assert_eq!(
+            probe_verdict(rpc(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                Some(json!({"supported": ["2025-06-18"]}))
+            ))
+            .unwrap(),
+            Probe::Handshake
+        );
+        assert_eq!(
+            probe_verdict(rpc(UNSUPPORTED_PROTOCOL_VERSION, None)).unwrap(),
+            Probe::Handshake
+        );
         let http = Err(ClientError::Http {
             status: 405,
             body: String::new(),
@@ -522,8 +500,14 @@ mod tests {
 
     #[test]
     fn the_probe_fails_on_a_disjoint_server_a_refused_bearer_and_a_dead_socket() {
-        let disjoint = probe_verdict(rpc(-32022, Some(json!({"supported": ["2027-01-01"]}))));
-        assert_eq!(disjoint.unwrap_err().rpc_code(), Some(-32022));
+        let disjoint = probe_verdict(rpc(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            Some(json!({"supported": ["2027-01-01"]})),
+        ));
+        assert_eq!(
+            disjoint.unwrap_err().rpc_code(),
+            Some(UNSUPPORTED_PROTOCOL_VERSION)
+        );
         let unauthorized = Err(ClientError::Unauthorized {
             www_authenticate: None,
             message: None,

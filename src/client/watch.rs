@@ -10,6 +10,7 @@ use super::error::ClientError;
 use super::rpc::{self, Mode};
 use super::wire::{self, Inbox, Link};
 use super::Client;
+use crate::model::jsonrpc::Message;
 
 /// Hands each list change on the stream to its callback; the stream has no
 /// answer to complete.
@@ -21,8 +22,7 @@ impl<F: FnMut()> Inbox for Watch<F> {
     type Answer = ();
 
     fn take(&mut self, message: Value, _status: u16) -> Result<Option<()>, ClientError> {
-        if message.get("method").and_then(Value::as_str) == Some("notifications/tools/list_changed")
-        {
+        if Message::of(&message).method() == Some("notifications/tools/list_changed") {
             (self.on_change)();
         }
         Ok(None)

@@ -145,7 +145,8 @@ pub(super) const METHODS: &[Method] = &[
     // A tools-only host has no prompts or resources, and says so with
     // empty lists: 2026-07-28 makes every list cacheable, and clients (and
     // the conformance suite) expect each list method to answer with its
-    // hints rather than -32601. The handshake era keeps answering -32601.
+    // hints rather than METHOD_NOT_FOUND, which the handshake era keeps
+    // answering.
     row(
         "prompts/list",
         Op::ListPrompts,

@@ -13,7 +13,7 @@
 //!
 //! The core holds no locks, starts no threads, reads no clock and touches
 //! no socket: the bearer's session state reaches it through the
-//! [`Session`] port, which the runtime implements over its session table
+//! [`BearerState`] port, which the runtime implements over its session table
 //! and a unit test implements over plain data. So every protocol rule is
 //! tested below without a socket.
 
@@ -41,13 +41,10 @@ pub(crate) use tools::{
 use crate::call::ToolSurface;
 use crate::model::http::{Headers, HttpResponse};
 use crate::model::jsonrpc::{
-    self, classify_envelope, not_an_object, Body, RpcError, INVALID_REQUEST, PARSE_ERROR,
-    SERVER_ERROR,
+    self, classify_envelope, not_an_object, Body, Message, RpcError, INVALID_REQUEST, PARSE_ERROR,
+    SERVER_ERROR, SESSION_NOT_FOUND,
 };
 use crate::model::{LogLevel, Revision};
-
-/// JSON-RPC code for an `Mcp-Session-Id` the server does not know.
-const SESSION_NOT_FOUND: i64 = -32001;
 
 /// What the core needs of the bearer's session: its tool surface, and the
 /// MCP sessions (`Mcp-Session-Id`) opened under it. The state lives with
@@ -94,7 +91,9 @@ pub(crate) fn post(
         }
         Body::One(envelope) => stateful::one(server, session, headers, classify_envelope(envelope)),
         Body::Batch(items) => stateful::batch(server, session, headers, items),
-        Body::NotAnObject => stateful::one(server, session, headers, Err(not_an_object())),
+        Body::NotAnObject => {
+            stateful::one(server, session, headers, Message::Invalid(not_an_object()))
+        }
     }
 }
 

@@ -9,9 +9,7 @@ use super::methods::{self, Op};
 use super::plan::{CallKey, Plan, Step, Work};
 use super::{find_session, tools, BearerState, Server};
 use crate::model::http::{Headers, HttpResponse};
-use crate::model::jsonrpc::{
-    classify, failure, success, Invalid, Message, RpcError, INVALID_REQUEST,
-};
+use crate::model::jsonrpc::{classify, failure, success, Message, RpcError, INVALID_REQUEST};
 use crate::model::meta::Meta;
 use crate::model::LogLevel;
 
@@ -20,14 +18,11 @@ pub(super) fn one(
     server: &Server,
     session: &dyn BearerState,
     headers: &Headers,
-    message: Result<Message, Invalid>,
+    message: Message,
 ) -> Plan {
-    let message = match message {
-        Ok(message) => message,
-        Err(invalid) => {
-            return Plan::Respond(server.refuse(400, invalid.id.as_ref(), &invalid.error))
-        }
-    };
+    if let Message::Invalid(invalid) = &message {
+        return Plan::Respond(server.refuse(400, invalid.id.as_ref(), &invalid.error));
+    }
     if let Message::Request {
         id, method, params, ..
     } = &message
@@ -86,17 +81,12 @@ pub(super) fn batch(
     let mut steps = Vec::with_capacity(items.len());
     for item in items {
         match classify(item) {
-            Ok(Message::Request { id, method, .. }) if method == "initialize" => {
+            Message::Request { id, method, .. } if method == "initialize" => {
                 let error =
                     RpcError::new(INVALID_REQUEST, "initialize must not be part of a batch");
                 steps.push(Step::Reply(failure(Some(&id), &error).into()));
             }
-            Ok(message) => steps.extend(turn.step(message)),
-            Err(invalid) => {
-                steps.push(Step::Reply(
-                    failure(invalid.id.as_ref(), &invalid.error).into(),
-                ));
-            }
+            message => steps.extend(turn.step(message)),
         }
     }
     Plan::Work(turn.work(steps, true))
@@ -156,7 +146,22 @@ impl Turn<'_> {
                 meta,
             } => Some(self.request(id, &method, params, meta)),
             Message::Notification { method, params } => self.notification(&method, params.as_ref()),
-            Message::Response { id, outcome } => Some(Step::Deliver { id, outcome }),
+            Message::Result { id, result } => Some(Step::Deliver {
+                id,
+                outcome: Ok(result),
+            }),
+            Message::Error {
+                id: Some(id),
+                error,
+            } => Some(Step::Deliver {
+                id,
+                outcome: Err(error),
+            }),
+            // `classify_envelope` lets through only errors with an id.
+            Message::Error { id: None, .. } => None,
+            Message::Invalid(invalid) => Some(Step::Reply(
+                failure(invalid.id.as_ref(), &invalid.error).into(),
+            )),
         }
     }
 

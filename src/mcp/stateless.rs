@@ -5,8 +5,9 @@
 //!
 //! Era detection is per request ([`is_stateless`]); a request of this era is
 //! checked in the order the revision's errors are layered — version
-//! (`-32022`), then required `_meta` (`-32602`), then headers against body
-//! (`-32020`) — and then dispatched to the same tool code as the stateful
+//! (`UNSUPPORTED_PROTOCOL_VERSION`), then required `_meta`
+//! (`INVALID_PARAMS`), then headers against body (`HEADER_MISMATCH`) — and
+//! then dispatched to the same tool code as the stateful
 //! revisions, with results carrying `resultType` and the server's identity.
 
 use std::sync::Arc;
@@ -20,8 +21,8 @@ use super::plan::{Plan, Step, Work};
 use super::{streams, tools, BearerState, Server};
 use crate::model::http::{Headers, HttpResponse};
 use crate::model::jsonrpc::{
-    success, Invalid, Message, RpcError, HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS,
-    INVALID_REQUEST, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION,
+    success, Message, RpcError, HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,
+    METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION,
 };
 use crate::model::meta::{RequestMeta, META_CAPABILITIES, META_LOG_LEVEL, META_VERSION};
 use crate::model::params::decode_header;
@@ -232,26 +233,28 @@ pub(super) fn post(
     server: &Server,
     session: &dyn BearerState,
     headers: &Headers,
-    message: Result<Message, Invalid>,
+    message: Message,
 ) -> Plan {
     let (id, method, params, meta) = match message {
-        Ok(Message::Request {
+        Message::Request {
             id,
             method,
             params,
             meta,
-        }) => (id, method, params, meta),
-        Ok(Message::Notification { .. }) => return Plan::Respond(HttpResponse::empty(202)),
-        Ok(Message::Response { id, .. }) => {
+        } => (id, method, params, meta),
+        Message::Notification { .. } => return Plan::Respond(HttpResponse::empty(202)),
+        Message::Result { id, .. } | Message::Error { id: Some(id), .. } => {
             let error = RpcError::new(
                 INVALID_REQUEST,
                 format!("a 2026-07-28 server sends no requests, so no response (id {id}) is awaited; answer input requests in the retried call's inputResponses"),
             );
             return Plan::Respond(server.refuse(400, None, &error));
         }
-        Err(invalid) => {
+        Message::Invalid(invalid) => {
             return Plan::Respond(server.refuse(400, invalid.id.as_ref(), &invalid.error))
         }
+        // `classify_envelope` lets through only errors with an id.
+        Message::Error { id: None, .. } => return Plan::Respond(HttpResponse::empty(202)),
     };
     let refuse =
         |error: RpcError| Plan::Respond(server.refuse(status_of(&error), Some(&id), &error));

@@ -7,7 +7,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::model::jsonrpc::{RpcError, INVALID_PARAMS};
+use crate::model::jsonrpc::{notification, success, RpcError, INVALID_PARAMS};
 
 /// The `_meta` key that tags a listen stream's messages with its
 /// subscription (the listen request's id).
@@ -40,12 +40,11 @@ impl StreamKind {
     /// The list-changed notification for this stream, if it wants one.
     pub(crate) fn list_changed(&self) -> Option<Value> {
         match self {
-            StreamKind::Standalone => Some(json!({"jsonrpc": "2.0", "method": LIST_CHANGED})),
-            StreamKind::Listen { id, tools: true } => Some(json!({
-                "jsonrpc": "2.0",
-                "method": LIST_CHANGED,
-                "params": {"_meta": {SUBSCRIPTION_ID: id}},
-            })),
+            StreamKind::Standalone => Some(notification(LIST_CHANGED, None)),
+            StreamKind::Listen { id, tools: true } => Some(notification(
+                LIST_CHANGED,
+                Some(json!({"_meta": {SUBSCRIPTION_ID: id}})),
+            )),
             StreamKind::Listen { tools: false, .. } => None,
         }
     }
@@ -55,8 +54,10 @@ impl StreamKind {
     pub(crate) fn ending(&self) -> Option<Value> {
         match self {
             StreamKind::Standalone => None,
-            StreamKind::Listen { id, .. } => Some(json!({"jsonrpc": "2.0", "id": id, "result": {
-                "resultType": "complete", "_meta": {SUBSCRIPTION_ID: id}}})),
+            StreamKind::Listen { id, .. } => Some(success(
+                id,
+                json!({"resultType": "complete", "_meta": {SUBSCRIPTION_ID: id}}),
+            )),
         }
     }
 }
@@ -79,8 +80,10 @@ pub(crate) fn listen(id: &Value, params: Option<&Value>) -> Result<StreamOpen, R
     if tools {
         honoured.insert("toolsListChanged".into(), true.into());
     }
-    let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
-        "params": {"_meta": {SUBSCRIPTION_ID: id}, "notifications": honoured}});
+    let ack = notification(
+        "notifications/subscriptions/acknowledged",
+        Some(json!({"_meta": {SUBSCRIPTION_ID: id}, "notifications": honoured})),
+    );
     Ok(StreamOpen {
         kind: StreamKind::Listen {
             id: id.clone(),

@@ -1,7 +1,13 @@
-//! The JSON-RPC 2.0 envelope: classifying what arrived, and spelling replies.
+//! The JSON-RPC 2.0 vocabulary every peer shares — the host, both
+//! clients, the gateway's upstreams, the stdio relay and the ACP driver:
+//! the error codes, what an arriving message is ([`Message`]), and the
+//! constructors of what goes out ([`request`], [`notification`],
+//! [`success`], [`failure`]). A peer that needs more than the shape says so
+//! where it reads: the host's strict reader of a POST body is here too
+//! ([`parse`], [`classify_envelope`]).
 //!
-//! MCP ids are strings or integers, never null; a message whose id is
-//! anything else is an invalid request, answered without an id.
+//! MCP ids are strings or integers, never null; the host refuses a message
+//! whose id is anything else as an invalid request, answered without an id.
 
 use std::fmt;
 
@@ -11,6 +17,11 @@ use serde_json::{Map, Value};
 
 use super::member::{MemberName, Named};
 use super::meta::{Meta, Params, RequestMeta};
+
+mod message;
+
+use message::{invalid, valid_id, NEITHER};
+pub(crate) use message::{not_an_object, Invalid, Json, Members, Message};
 
 /// Invalid JSON was received.
 pub(crate) const PARSE_ERROR: i64 = -32700;
@@ -31,6 +42,12 @@ pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 /// Implementation-defined server error: transport-level refusals (missing
 /// session id, bad bearer) that have no code of their own.
 pub(crate) const SERVER_ERROR: i64 = -32000;
+/// Implementation-defined: the `Mcp-Session-Id` names no MCP session (the
+/// code the official SDKs answer with).
+pub(crate) const SESSION_NOT_FOUND: i64 = -32001;
+/// Implementation-defined: the server sent nothing in time (the code the
+/// official SDKs' clients give a request that timed out).
+pub(crate) const REQUEST_TIMEOUT: i64 = -32001;
 
 /// A JSON-RPC error object.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,42 +69,17 @@ impl RpcError {
     pub(crate) fn invalid_params(message: impl Into<String>) -> RpcError {
         RpcError::new(INVALID_PARAMS, message)
     }
-}
 
-/// A message from the client, classified.
-#[derive(Debug, PartialEq)]
-pub(crate) enum Message {
-    /// A request: needs a response.
-    Request {
-        id: Value,
-        method: String,
-        /// Without `_meta`, whose members are `meta`.
-        params: Option<Value>,
-        meta: Meta,
-    },
-    /// A notification: no response.
-    Notification {
-        method: String,
-        params: Option<Value>,
-    },
-    /// The client's response to a request of ours: its result, or its
-    /// error object.
-    Response {
-        id: Value,
-        outcome: Result<Value, Value>,
-    },
-}
-
-/// Why a message could not be classified, with the id to answer when one was
-/// readable.
-#[derive(Debug, PartialEq)]
-pub(crate) struct Invalid {
-    pub(crate) id: Option<Value>,
-    pub(crate) error: RpcError,
-}
-
-fn valid_id(id: &Value) -> bool {
-    id.is_string() || id.is_i64() || id.is_u64()
+    /// Reads an error object as it arrived ([`Message::Error`]); `None`
+    /// without an integer code and a string message.
+    pub(crate) fn read(error: &Value) -> Option<RpcError> {
+        let mut read = RpcError::new(
+            error.get("code")?.as_i64()?,
+            error.get("message")?.as_str()?,
+        );
+        read.data = error.get("data").cloned();
+        Some(read)
+    }
 }
 
 /// A POST body as read: one message, a batch, or JSON that is neither an
@@ -99,50 +91,35 @@ pub(crate) enum Body {
     NotAnObject,
 }
 
-/// The members of one message that JSON-RPC gives a meaning to, each as
-/// sent; any other member is read past (its JSON still checked) and
-/// dropped. A body is read straight into this rather than into a
-/// [`Value`] tree first: most of what a tree of a small request costs is
+/// One message as the host reads it: the members JSON-RPC gives a meaning
+/// to, each as sent; any other member is read past (its JSON still
+/// checked) and dropped. A body is read straight into this rather than into
+/// a [`Value`] tree first: most of what a tree of a small request costs is
 /// its top-level map and the keys it allocates. `params` is kept without
 /// its `_meta`, whose members the host reads are `meta` (see
 /// [`super::meta`]).
 #[derive(Debug, Default)]
 pub(crate) struct Envelope {
-    jsonrpc: Option<Value>,
-    id: Option<Value>,
-    method: Option<Value>,
-    params: Option<Value>,
+    members: Members<Value>,
     meta: Meta,
-    result: Option<Value>,
-    error: Option<Value>,
 }
 
 impl Envelope {
     /// The envelope of a message already parsed (a batch's item); `None`
     /// when it is not an object.
     fn of(value: Value) -> Option<Envelope> {
-        let Value::Object(mut object) = value else {
-            return None;
-        };
-        let mut params = object.remove("params");
-        let meta = params
+        let mut members = value.into_members()?;
+        let meta = members
+            .params
             .as_mut()
             .map(|params| Box::new(RequestMeta::take_from(params)));
-        Some(Envelope {
-            jsonrpc: object.remove("jsonrpc"),
-            id: object.remove("id"),
-            method: object.remove("method"),
-            params,
-            meta,
-            result: object.remove("result"),
-            error: object.remove("error"),
-        })
+        Some(Envelope { members, meta })
     }
 
     /// The message's id, when it has a valid one: what a refusal decided
     /// before classification should still answer to.
     pub(crate) fn request_id(&self) -> Option<&Value> {
-        self.id.as_ref().filter(|id| valid_id(id))
+        self.members.id.as_ref().filter(|id| valid_id(id))
     }
 
     /// The members of the message's `params._meta` the host reads.
@@ -175,18 +152,19 @@ impl<'de> Visitor<'de> for BodyVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Body, A::Error> {
         let mut envelope = Envelope::default();
         while let Some(Named(member)) = map.next_key::<Named<Member>>()? {
+            let members = &mut envelope.members;
             let slot = match member {
-                Member::Jsonrpc => &mut envelope.jsonrpc,
-                Member::Id => &mut envelope.id,
-                Member::Method => &mut envelope.method,
+                Member::Jsonrpc => &mut members.jsonrpc,
+                Member::Id => &mut members.id,
+                Member::Method => &mut members.method,
                 Member::Params => {
                     let Params(params, meta) = map.next_value()?;
-                    envelope.params = Some(params);
+                    members.params = Some(params);
                     envelope.meta = meta;
                     continue;
                 }
-                Member::Result => &mut envelope.result,
-                Member::Error => &mut envelope.error,
+                Member::Result => &mut members.result,
+                Member::Error => &mut members.error,
                 Member::Other => {
                     map.next_value::<IgnoredAny>()?;
                     continue;
@@ -256,74 +234,71 @@ impl MemberName for Member {
     }
 }
 
-/// Classifies one JSON-RPC message already parsed.
-pub(crate) fn classify(value: Value) -> Result<Message, Invalid> {
+/// Classifies one message of a batch, already parsed, as the host does
+/// ([`classify_envelope`]).
+pub(crate) fn classify(value: Value) -> Message {
     match Envelope::of(value) {
         Some(envelope) => classify_envelope(envelope),
-        None => Err(not_an_object()),
+        None => Message::Invalid(not_an_object()),
     }
 }
 
-/// Why a body that is neither an object nor a batch is refused.
-pub(crate) fn not_an_object() -> Invalid {
-    Invalid {
-        id: None,
-        error: RpcError::new(INVALID_REQUEST, "a JSON-RPC message must be a JSON object"),
+/// Classifies one message the host received. Beyond the shape
+/// ([`Message`]) the host holds its clients to the letter — `"jsonrpc":
+/// "2.0"`, an id that is a string or an integer (MCP's rule), params that
+/// are an object, a response it can tie to a request of its own — because
+/// its answers must validate against each revision's schema, and a client
+/// is better told at once what it got wrong.
+pub(crate) fn classify_envelope(envelope: Envelope) -> Message {
+    let Envelope { members, meta } = envelope;
+    if members.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
+        return invalid(
+            members.id.as_ref(),
+            "the message must carry \"jsonrpc\": \"2.0\"",
+        );
+    }
+    if members.id.as_ref().is_some_and(|id| !valid_id(id)) {
+        return invalid(None, "an MCP request id must be a string or an integer");
+    }
+    match Message::shape(members, meta) {
+        Message::Request {
+            id,
+            params: Some(params),
+            ..
+        } if !params.is_object() => Message::Invalid(Invalid {
+            id: Some(id),
+            error: RpcError::invalid_params("params must be a JSON object"),
+        }),
+        // With a valid id or none: no id, then.
+        Message::Error { id: None, .. } => invalid(None, NEITHER),
+        message => message,
     }
 }
 
-/// Classifies one JSON-RPC message by its envelope.
-pub(crate) fn classify_envelope(envelope: Envelope) -> Result<Message, Invalid> {
-    let Envelope {
-        jsonrpc,
-        id,
-        method,
-        params,
-        meta,
-        result,
-        error,
-    } = envelope;
-    let readable_id = id.clone().filter(valid_id);
-    let invalid = |message: &str| Invalid {
-        id: readable_id.clone(),
-        error: RpcError::new(INVALID_REQUEST, message),
-    };
-    if jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
-        return Err(invalid("the message must carry \"jsonrpc\": \"2.0\""));
+/// A request to send.
+pub(crate) fn request(id: impl Into<Value>, method: &str, params: Value) -> Value {
+    envelope(Some(id.into()), method, Some(params))
+}
+
+/// A notification to send; without `params` when `None`.
+pub(crate) fn notification(method: &str, params: Option<Value>) -> Value {
+    envelope(None, method, params)
+}
+
+/// `{"jsonrpc":"2.0","id":…,"method":…,"params":…}`, built member by
+/// member: `json!` would copy `params` through `to_value`, which costs as
+/// much as the rest of a small request.
+fn envelope(id: Option<Value>, method: &str, params: Option<Value>) -> Value {
+    let mut out = Map::new();
+    out.insert("jsonrpc".into(), "2.0".into());
+    if let Some(id) = id {
+        out.insert("id".into(), id);
     }
-    if let Some(id) = &id {
-        if !valid_id(id) {
-            return Err(invalid("an MCP request id must be a string or an integer"));
-        }
+    out.insert("method".into(), method.into());
+    if let Some(params) = params {
+        out.insert("params".into(), params);
     }
-    match (method, id) {
-        (Some(Value::String(method)), Some(id)) => {
-            if params.as_ref().is_some_and(|p| !p.is_object()) {
-                return Err(Invalid {
-                    id: Some(id),
-                    error: RpcError::invalid_params("params must be a JSON object"),
-                });
-            }
-            Ok(Message::Request {
-                id,
-                method,
-                params,
-                meta,
-            })
-        }
-        (Some(Value::String(method)), None) => Ok(Message::Notification { method, params }),
-        (Some(_), _) => Err(invalid("method must be a string")),
-        (None, Some(id)) if result.is_some() || error.is_some() => {
-            let outcome = match result {
-                Some(result) => Ok(result),
-                None => Err(error.unwrap_or(Value::Null)),
-            };
-            Ok(Message::Response { id, outcome })
-        }
-        (None, _) => Err(invalid(
-            "the message is neither a request, a notification nor a response",
-        )),
-    }
+    Value::Object(out)
 }
 
 /// A successful response, as a tree: the envelope [`SuccessJson`] writes,
@@ -464,11 +439,18 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn refusal(message: Message) -> Invalid {
+        match message {
+            Message::Invalid(invalid) => invalid,
+            other => panic!("not refused: {other:?}"),
+        }
+    }
+
     #[test]
-    fn requests_notifications_and_responses_are_told_apart() {
-        let request = classify(json!({"jsonrpc":"2.0","id":1,"method":"ping"})).unwrap();
+    fn the_host_reads_requests_notifications_and_responses_by_their_shape() {
+        let request = classify(json!({"jsonrpc":"2.0","id":1,"method":"ping"}));
         assert!(matches!(request, Message::Request { ref method, .. } if method == "ping"));
-        let note = classify(json!({"jsonrpc":"2.0","method":"notifications/initialized"})).unwrap();
+        let note = classify(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
         assert_eq!(
             note,
             Message::Notification {
@@ -476,32 +458,178 @@ mod tests {
                 params: None
             }
         );
-        let response = classify(json!({"jsonrpc":"2.0","id":"a","result":{}})).unwrap();
+        let response = classify(json!({"jsonrpc":"2.0","id":"a","result":{}}));
         assert_eq!(
             response,
-            Message::Response {
+            Message::Result {
                 id: json!("a"),
-                outcome: Ok(json!({}))
+                result: json!({})
+            }
+        );
+        let error = json!({"code": INTERNAL_ERROR, "message": "no"});
+        assert_eq!(
+            classify(json!({"jsonrpc":"2.0","id":"a","error":error})),
+            Message::Error {
+                id: Some(json!("a")),
+                error
             }
         );
     }
 
     #[test]
+    fn the_host_takes_meta_out_of_params_and_a_peer_leaves_it() {
+        let message = json!({"jsonrpc":"2.0","id":1,"method":"tools/list",
+            "params":{"cursor":"c","_meta":{"progressToken":"t"}}});
+        let Message::Request { params, meta, .. } = classify(message.clone()) else {
+            panic!("not a request");
+        };
+        assert_eq!(params, Some(json!({"cursor": "c"})));
+        assert!(meta.is_some());
+        let Message::Request { params, meta, .. } = Message::of(&message) else {
+            panic!("not a request");
+        };
+        assert_eq!(params, Some(&message["params"]));
+        assert!(meta.is_none());
+    }
+
+    #[test]
     fn null_float_and_object_ids_are_invalid_and_unanswerable() {
         for id in [json!(null), json!(1.5), json!({}), json!(true)] {
-            let err = classify(json!({"jsonrpc":"2.0","id":id,"method":"ping"})).unwrap_err();
-            assert_eq!(err.error.code, INVALID_REQUEST);
-            assert_eq!(err.id, None);
+            for message in [
+                json!({"jsonrpc":"2.0","id":id,"method":"ping"}),
+                json!({"jsonrpc":"2.0","id":id,"result":{}}),
+                json!({"jsonrpc":"2.0","id":id,"error":{}}),
+            ] {
+                let err = refusal(classify(message));
+                assert_eq!(err.error.code, INVALID_REQUEST);
+                assert_eq!(err.id, None);
+            }
+            // A peer takes the shape as it comes.
+            let peer = json!({"jsonrpc":"2.0","id":id,"method":"ping"});
+            assert!(matches!(Message::of(&peer), Message::Request { .. }));
         }
     }
 
     #[test]
     fn a_missing_version_or_non_object_params_are_refused_with_the_id() {
-        let err = classify(json!({"id":7,"method":"ping"})).unwrap_err();
+        let err = refusal(classify(json!({"id":7,"method":"ping"})));
         assert_eq!((err.id, err.error.code), (Some(json!(7)), INVALID_REQUEST));
-        let err =
-            classify(json!({"jsonrpc":"2.0","id":7,"method":"ping","params":[1]})).unwrap_err();
+        let err = refusal(classify(
+            json!({"jsonrpc":"2.0","id":7,"method":"ping","params":[1]}),
+        ));
         assert_eq!((err.id, err.error.code), (Some(json!(7)), INVALID_PARAMS));
+        let err = refusal(classify(
+            json!({"jsonrpc":"2.0","id":7,"method":"ping","params":null}),
+        ));
+        assert_eq!((err.id, err.error.code), (Some(json!(7)), INVALID_PARAMS));
+        // Neither reaches a peer's reader as invalid.
+        for peer in [
+            json!({"id":7,"method":"ping"}),
+            json!({"jsonrpc":"2.0","id":7,"method":"ping","params":[1]}),
+        ] {
+            assert!(matches!(Message::of(&peer), Message::Request { .. }));
+        }
+    }
+
+    #[test]
+    fn the_host_refuses_an_error_it_cannot_tie_to_a_request_of_its_own() {
+        let err = refusal(classify(
+            json!({"jsonrpc":"2.0","error":{"code":1,"message":"m"}}),
+        ));
+        assert_eq!((err.id, err.error.code), (None, INVALID_REQUEST));
+        let err = refusal(classify(json!([])));
+        assert_eq!(err, not_an_object());
+    }
+
+    #[test]
+    fn the_host_reads_a_body_as_it_reads_a_batch_item() {
+        for message in [
+            json!({"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"progressToken":1}}}),
+            json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}),
+            json!({"jsonrpc":"2.0","id":"x","result":{"roots":[]}}),
+            json!({"jsonrpc":"2.0","id":"x","error":{"code":1,"message":"m"}}),
+            json!({"jsonrpc":"1.0","id":1,"method":"ping"}),
+            json!({"jsonrpc":"2.0","id":1,"result":{},"error":{}}),
+            json!({"jsonrpc":"2.0","id":1}),
+        ] {
+            let Body::One(envelope) = parse(message.to_string().as_bytes()).unwrap() else {
+                panic!("not one message");
+            };
+            assert_eq!(
+                classify_envelope(envelope),
+                classify(message.clone()),
+                "{message}"
+            );
+        }
+    }
+
+    /// serde_json's maps keep their keys sorted in this build (no
+    /// `preserve_order`): the exact texts below are what goes on the wire,
+    /// the same as the `json!` each constructor replaced.
+    #[test]
+    fn constructors_write_the_envelope_byte_for_byte() {
+        let text = |message: &Value| serde_json::to_string(message).unwrap();
+        let request = request(7, "tools/list", json!({"cursor": "c"}));
+        assert_eq!(
+            text(&request),
+            r#"{"id":7,"jsonrpc":"2.0","method":"tools/list","params":{"cursor":"c"}}"#
+        );
+        assert_eq!(
+            request,
+            json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"cursor": "c"}})
+        );
+        assert_eq!(
+            text(&super::request("toolhost-ask-1", "roots/list", json!({}))),
+            r#"{"id":"toolhost-ask-1","jsonrpc":"2.0","method":"roots/list","params":{}}"#
+        );
+        assert_eq!(
+            text(&notification("notifications/tools/list_changed", None)),
+            r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#
+        );
+        assert_eq!(
+            text(&notification(
+                "session/cancel",
+                Some(json!({"sessionId": "s"}))
+            )),
+            r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#
+        );
+        assert_eq!(
+            text(&success(&json!("a"), json!({}))),
+            r#"{"id":"a","jsonrpc":"2.0","result":{}}"#
+        );
+        let mut error = RpcError::new(METHOD_NOT_FOUND, "no");
+        assert_eq!(
+            text(&failure(Some(&json!(4)), &error)),
+            r#"{"error":{"code":-32601,"message":"no"},"id":4,"jsonrpc":"2.0"}"#
+        );
+        error.data = Some(json!({"x": 1}));
+        assert_eq!(
+            text(&failure(None, &error)),
+            r#"{"error":{"code":-32601,"data":{"x":1},"message":"no"},"jsonrpc":"2.0"}"#
+        );
+    }
+
+    #[test]
+    fn an_error_object_is_read_only_with_a_code_and_a_message() {
+        let mut read = RpcError::new(PARSE_ERROR, "parse");
+        assert_eq!(
+            RpcError::read(&json!({"code": PARSE_ERROR, "message": "parse"})),
+            Some(read.clone())
+        );
+        read.data = Some(json!([1]));
+        assert_eq!(
+            RpcError::read(&json!({"code": PARSE_ERROR, "message": "parse", "data": [1]})),
+            Some(read)
+        );
+        for broken in [
+            json!({"message": "no code"}),
+            json!({"code": 1}),
+            json!({"code": 1.5, "message": "m"}),
+            json!({"code": 1, "message": 2}),
+            json!("text"),
+        ] {
+            assert_eq!(RpcError::read(&broken), None, "{broken}");
+        }
     }
 
     #[test]

@@ -208,8 +208,8 @@ impl Tool {
 
     /// Client capabilities the tool cannot work without, as a capabilities
     /// object (for example `{"sampling": {}}`). A call from a client that did
-    /// not declare them is refused with JSON-RPC error -32021
-    /// (`MissingRequiredClientCapabilityError`) before the handler runs.
+    /// not declare them is refused with 2026-07-28's
+    /// `MissingRequiredClientCapabilityError` before the handler runs.
     #[must_use]
     pub fn requires_client_capabilities(mut self, capabilities: Map<String, Value>) -> Tool {
         self.edit().required_capabilities = Some(capabilities);

@@ -39,8 +39,9 @@
 //! [`toolhost::client`](crate::client) resumes it.
 //!
 //! When the application drops the session, or stops its host, or exits
-//! (or is killed), the next request gets a JSON-RPC error (code `-32000`:
-//! "this toolhost tool session has ended …; the stdio server exits now")
+//! (or is killed), the next request gets a JSON-RPC error (JSON-RPC's
+//! generic server error: "this toolhost tool session has ended …; the
+//! stdio server exits now")
 //! and the relay exits with status 3 ([`Ending::SessionEnded`]) — whatever
 //! the socket said: a refused bearer, a refused connection, or any fault
 //! of a kept connection (a reset, an answer cut short) after which a fresh
@@ -223,7 +224,7 @@ pub enum Ending {
     OutputClosed,
     /// The session behind the endpoint ended (the application dropped it,
     /// stopped its host, or exited); the request that found out was
-    /// answered with a JSON-RPC error (`-32000`) saying so.
+    /// answered with a JSON-RPC error (the generic server error) saying so.
     SessionEnded,
 }
 

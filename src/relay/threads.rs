@@ -19,20 +19,21 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::workers::Workers;
 use super::Ending;
 use crate::client::passthrough::{request_ids, Link, Passthrough, Unanswered};
 use crate::client::{CancelHandle, ClientError};
-use crate::model::jsonrpc::{INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, SERVER_ERROR};
+use crate::model::jsonrpc::{
+    self, Message, RpcError, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, REQUEST_TIMEOUT,
+    SERVER_ERROR,
+};
 use crate::sync::lock;
 
 /// The code of "the session has ended": the one the official SDKs name
 /// "connection closed", which is what it amounts to for the client.
 const SESSION_ENDED: i64 = SERVER_ERROR;
-/// The code of "the server sent nothing in time", as the SDKs name it.
-const REQUEST_TIMEOUT: i64 = -32001;
 
 /// What the client is told once the session is gone. It names no
 /// credential on purpose: several agents start an OAuth login when a server
@@ -90,11 +91,9 @@ impl Output {
     }
 
     fn error(&self, id: &Value, code: i64, message: &str, data: Option<&Value>) {
-        let mut error = json!({"code": code, "message": message});
-        if let Some(data) = data {
-            error["data"] = data.clone();
-        }
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "error": error}));
+        let mut error = RpcError::new(code, message);
+        error.data = data.cloned();
+        self.send(&jsonrpc::failure(Some(id), &error));
     }
 
     /// Closes the output: returns once no write is under way, and none
@@ -234,7 +233,7 @@ impl Relay {
         if !ids.is_empty() {
             return self.request(message, ids);
         }
-        if message.get("method").and_then(Value::as_str) == Some("notifications/cancelled") {
+        if Message::of(&message).method() == Some("notifications/cancelled") {
             self.cancel(&message);
         } else {
             self.forward(&message);
@@ -289,7 +288,7 @@ impl Relay {
             in_flight: Arc::clone(&self.in_flight),
             ended: Arc::clone(&self.ended),
         };
-        if message.get("method").and_then(Value::as_str) == Some("initialize") {
+        if Message::of(&message).method() == Some("initialize") {
             // What follows travels in the MCP session this opens: carry it
             // before reading on, whatever the client sends meanwhile.
             carrier.carry(&mut Link::default(), &message, &cancel, &keys);
@@ -345,9 +344,8 @@ impl Relay {
                 self.ended.store(true, Ordering::SeqCst);
             }
             Err(err) => {
-                let what = message
-                    .get("method")
-                    .and_then(Value::as_str)
+                let what = Message::of(message)
+                    .method()
                     .map_or_else(|| "an answer".to_owned(), |method| format!("{method:?}"));
                 eprintln!("toolhost stdio relay: the server did not take {what}: {err}");
             }
@@ -523,6 +521,7 @@ fn describe(error: &ClientError) -> (i64, String, Option<Value>) {
 mod tests {
     use super::*;
     use crate::model::jsonrpc::HEADER_MISMATCH;
+    use serde_json::json;
 
     #[test]
     fn only_a_refused_bearer_or_a_vanished_host_ends_the_session() {

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use crate::call::ask::InputRequest;
 use crate::call::context::CallContext;
 use crate::client::{CallOptions, CancelHandle, ClientError, Refusal, ServerRequest};
+use crate::model::jsonrpc::{INVALID_REQUEST, PARSE_ERROR};
 use crate::model::ToolOutcome;
 
 use super::Inner;
@@ -51,7 +52,7 @@ impl Inner {
             // The standard JSON-RPC errors are the server's verdict on the
             // call itself (invalid params, an unknown tool): the model may
             // correct the call. Other codes say the server cannot serve.
-            Err(ClientError::Rpc { code, message, .. }) if (-32700..=-32600).contains(&code) => {
+            Err(ClientError::Rpc { code, message, .. }) if (PARSE_ERROR..=INVALID_REQUEST).contains(&code) => {
                 ToolOutcome::declined(format!(
                     "The MCP server {:?} refused the call (error {code}): {message}",
                     self.name

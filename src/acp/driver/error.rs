@@ -44,7 +44,8 @@ pub enum AcpError {
     Agent {
         /// The ACP method it refused.
         method: String,
-        /// The error code (`-32000` asks to authenticate first).
+        /// The error code (JSON-RPC's generic server error asks to
+        /// authenticate first, as ACP's `auth_required`).
         code: i64,
         /// The agent's message.
         message: String,

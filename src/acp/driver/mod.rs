@@ -24,7 +24,7 @@ pub use updates::{
 
 use crate::child::Group;
 pub use crate::child::DEFAULT_MAX_MESSAGE_BYTES;
-use crate::model::jsonrpc::METHOD_NOT_FOUND;
+use crate::model::jsonrpc::{Invalid, Message, RpcError, METHOD_NOT_FOUND};
 use crate::sync::lock;
 use pipes::{Pipes, Silence, StderrHook};
 
@@ -374,29 +374,54 @@ impl Agent {
                 Err(Silence::Timeout) => return Ok(None),
                 Err(closed) => return Err(lost(method, closed, Duration::ZERO)),
             };
-            if let Some(asked) = message.get("method").and_then(Value::as_str) {
-                let params = message.get("params").unwrap_or(&Value::Null);
-                match message.get("id") {
-                    Some(request_id) => {
-                        let answer = serve.request(asked, params);
-                        self.pipes.answer(request_id, answer);
-                    }
-                    None => serve.notification(asked, params),
+            match Message::of(&message) {
+                Message::Request {
+                    id: request_id,
+                    method: asked,
+                    params,
+                    ..
+                } => {
+                    let answer = serve.request(asked, params.unwrap_or(&Value::Null));
+                    self.pipes.answer(request_id, answer);
                 }
-            } else if message.get("id").and_then(Value::as_u64) == Some(id) {
-                return match message.get("error") {
-                    Some(error) => Err(AcpError::Agent {
-                        method: method.to_owned(),
-                        code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
-                        message: error
-                            .get("message")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_owned(),
-                        data: error.get("data").cloned(),
-                    }),
-                    None => Ok(Some(message.get("result").cloned().unwrap_or(Value::Null))),
-                };
+                Message::Notification {
+                    method: asked,
+                    params,
+                } => serve.notification(asked, params.unwrap_or(&Value::Null)),
+                Message::Result {
+                    id: answered,
+                    result,
+                } if answered.as_u64() == Some(id) => {
+                    return Ok(Some(result.clone()));
+                }
+                Message::Error {
+                    id: Some(answered),
+                    error,
+                } if answered.as_u64() == Some(id) => {
+                    return Err(match RpcError::read(error) {
+                        Some(fault) => AcpError::Agent {
+                            method: method.to_owned(),
+                            code: fault.code,
+                            message: fault.message,
+                            data: fault.data,
+                        },
+                        None => AcpError::protocol(
+                            method,
+                            format!("the agent answered with an error object without an integer code and a message: {error}"),
+                        ),
+                    });
+                }
+                Message::Invalid(Invalid {
+                    id: Some(answered),
+                    error,
+                }) if answered.as_u64() == Some(id) => {
+                    return Err(AcpError::protocol(
+                        method,
+                        format!("the agent's answer is not JSON-RPC: {}", error.message),
+                    ));
+                }
+                // The answer to a request given up on, or noise.
+                _ => {}
             }
         }
     }
@@ -443,7 +468,7 @@ trait Serve {
     /// A notification of the agent (`session/update`).
     fn notification(&mut self, method: &str, params: &Value);
     /// A request of the agent; its result, or a JSON-RPC error.
-    fn request(&mut self, method: &str, params: &Value) -> Result<Value, (i64, String)>;
+    fn request(&mut self, method: &str, params: &Value) -> Result<Value, RpcError>;
 }
 
 /// Outside a turn: notifications are let pass, a permission is refused
@@ -453,7 +478,7 @@ struct Idle;
 impl Serve for Idle {
     fn notification(&mut self, _method: &str, _params: &Value) {}
 
-    fn request(&mut self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
+    fn request(&mut self, method: &str, params: &Value) -> Result<Value, RpcError> {
         if method == "session/request_permission" {
             let request = PermissionRequest::read(params);
             return Ok(PermissionChoice::reject(&request).to_result());
@@ -463,8 +488,8 @@ impl Serve for Idle {
 }
 
 /// The error for a request the driver's capabilities did not offer.
-fn not_offered(method: &str) -> (i64, String) {
-    (
+fn not_offered(method: &str) -> RpcError {
+    RpcError::new(
         METHOD_NOT_FOUND,
         format!("this client (toolhost's ACP driver) does not offer {method}"),
     )

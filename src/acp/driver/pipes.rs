@@ -17,9 +17,10 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::child::{Group, Incoming, Input, Watch};
+use crate::model::jsonrpc::{self, RpcError};
 use crate::sync::lock;
 
 /// Who the child is, in the messages of a broken pipe.
@@ -120,16 +121,19 @@ impl Pipes {
 
     /// Sends request `id`.
     pub(super) fn request(&self, id: u64, method: &str, params: Value) -> Result<(), Silence> {
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+        self.send(&jsonrpc::request(id, method, params))
+    }
+
+    /// Sends a notification.
+    pub(super) fn notify(&self, method: &str, params: Value) -> Result<(), Silence> {
+        self.send(&jsonrpc::notification(method, Some(params)))
     }
 
     /// Answers the agent's request `id`.
-    pub(super) fn answer(&self, id: &Value, answer: Result<Value, (i64, String)>) {
+    pub(super) fn answer(&self, id: &Value, answer: Result<Value, RpcError>) {
         let message = match answer {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            Err((code, message)) => {
-                json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-            }
+            Ok(result) => jsonrpc::success(id, result),
+            Err(error) => jsonrpc::failure(Some(id), &error),
         };
         // A broken input shows at the next wait, as the end of the output.
         let _ = self.send(&message);

@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 
 use super::updates::{PermissionChoice, PermissionRequest, PlanEntry, ToolCallReport, Update};
 use super::{lost, not_offered, AcpError, Agent, Serve};
+use crate::model::jsonrpc::RpcError;
 use crate::session::ToolSession;
 
 /// The default of [`Prompt::timeout`].
@@ -225,8 +226,9 @@ impl<'a> Prompt<'a> {
                 Err(err @ AcpError::Protocol { .. }) => {
                     // A message too large to read: the agent runs on, so
                     // it is told the turn is over.
-                    let _ = agent.pipes.send(&json!({"jsonrpc": "2.0",
-                        "method": "session/cancel", "params": {"sessionId": session_id}}));
+                    let _ = agent
+                        .pipes
+                        .notify("session/cancel", json!({"sessionId": session_id}));
                     return Err(err);
                 }
                 Err(err) => return Err(err),
@@ -247,8 +249,9 @@ impl<'a> Prompt<'a> {
                         turn.cancelling = true;
                         // `CancelNotification`; a broken input shows as the
                         // end of the output at the next wait.
-                        let _ = agent.pipes.send(&json!({"jsonrpc": "2.0",
-                            "method": "session/cancel", "params": {"sessionId": session_id}}));
+                        let _ = agent
+                            .pipes
+                            .notify("session/cancel", json!({"sessionId": session_id}));
                         cancelled_until = Some(now + CANCEL_GRACE);
                     }
                 }
@@ -353,7 +356,7 @@ impl Serve for Turn<'_> {
         }
     }
 
-    fn request(&mut self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
+    fn request(&mut self, method: &str, params: &Value) -> Result<Value, RpcError> {
         if method != "session/request_permission" {
             return Err(not_offered(method));
         }

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use crate::call::call_link::{Answer, CallLink, Cancellation, Gone};
+use crate::model::jsonrpc;
 use crate::sync::lock;
 
 use super::{AskError, InputRequest};
@@ -49,8 +50,10 @@ pub(crate) const DEADLINE_PASSED: &str = "the tool call's deadline passed";
 /// MCP's `notifications/cancelled`, which the sender of a request may send
 /// for it while it is in flight (every stateful revision has it).
 pub(crate) fn abandoned_notice(id: &str, reason: &str) -> Value {
-    json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-           "params": {"requestId": id, "reason": reason}})
+    jsonrpc::notification(
+        "notifications/cancelled",
+        Some(json!({"requestId": id, "reason": reason})),
+    )
 }
 
 /// What the client is told when a question is given up because of `err`.
@@ -141,8 +144,7 @@ pub(crate) fn on_stream(
     for request in requests {
         let id = next_ask_id();
         let answer = link.expect_answer(&id);
-        let message = json!({"jsonrpc": "2.0", "id": id, "method": request.method(),
-                             "params": request.params()});
+        let message = jsonrpc::request(id.as_str(), request.method(), request.params().clone());
         waiting.push((id.clone(), answer, request));
         let sent = if cancel.is_cancelled() {
             Err(Gone::CLOSED)

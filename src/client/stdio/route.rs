@@ -38,8 +38,7 @@ use serde_json::{json, Map, Value};
 use crate::child::{Incoming, Input};
 use crate::client::answer::{cancelled_request, response_body, Refusal, ServerRequest, Withdrawal};
 use crate::client::call::{LogMessage, Progress};
-use crate::client::rpc::read_error;
-use crate::model::jsonrpc::{RpcError, INTERNAL_ERROR, METHOD_NOT_FOUND};
+use crate::model::jsonrpc::{Invalid, Message, RpcError, INTERNAL_ERROR, METHOD_NOT_FOUND};
 use crate::model::LogLevel;
 use crate::sync::lock;
 
@@ -234,45 +233,57 @@ impl Router {
     }
 
     fn route(&self, message: Value) {
-        let Value::Object(mut message) = message else {
-            return;
-        };
-        let method = match message.remove("method") {
-            Some(Value::String(method)) => method,
-            Some(_) => return,
-            None => return self.respond(&message),
-        };
-        let params = match message.remove("params") {
+        let params = |params: Option<Value>| match params {
             None | Some(Value::Null) => Value::Object(Map::new()),
             Some(params) => params,
         };
-        match message.remove("id") {
-            Some(id) => self.ask(id, method, params),
-            None => self.notified(&method, params),
+        match Message::of(message) {
+            Message::Request {
+                id,
+                method,
+                params: asked,
+                ..
+            } => self.ask(id, method, params(asked)),
+            Message::Notification {
+                method,
+                params: told,
+            } => self.notified(&method, params(told)),
+            Message::Result { id, result } => self.respond(&id, Ok(result)),
+            Message::Error {
+                id: Some(id),
+                error,
+            } => {
+                let fault = RpcError::read(&error).unwrap_or_else(|| {
+                    RpcError::new(
+                        INTERNAL_ERROR,
+                        format!("the server sent an error without a code and a message: {error}"),
+                    )
+                });
+                self.respond(&id, Err(fault));
+            }
+            // Not about one request: nothing to deliver.
+            Message::Error { id: None, .. } | Message::Invalid(Invalid { id: None, .. }) => {}
+            Message::Invalid(Invalid {
+                id: Some(id),
+                error,
+            }) => {
+                let fault = RpcError::new(
+                    INTERNAL_ERROR,
+                    format!("the server's answer is not JSON-RPC: {}", error.message),
+                );
+                self.respond(&id, Err(fault));
+            }
         }
     }
 
-    /// A response: to the request of its id. One with no id of ours (a
-    /// parse error about a line, an id long given up) has no one to go to.
-    fn respond(&self, message: &Map<String, Value>) {
-        let Some(id) = message.get("id").and_then(Value::as_u64) else {
+    /// A response: to the request of its id. One with no id of ours (an
+    /// id long given up) has no one to go to.
+    fn respond(&self, id: &Value, reply: Result<Value, RpcError>) {
+        let Some(id) = id.as_u64() else {
             return;
         };
         let Some(waiting) = lock(&self.state).waiting.remove(&id) else {
             return;
-        };
-        let reply = match (message.get("result"), message.get("error")) {
-            (_, Some(error)) => Err(read_error(error).unwrap_or_else(|| {
-                RpcError::new(
-                    INTERNAL_ERROR,
-                    format!("the server sent an error without a code and a message: {error}"),
-                )
-            })),
-            (Some(result), None) => Ok(result.clone()),
-            (None, None) => Err(RpcError::new(
-                INTERNAL_ERROR,
-                "the server answered with neither result nor error",
-            )),
         };
         let _ = waiting.deliver.send(Delivery::Reply(reply));
     }

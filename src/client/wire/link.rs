@@ -15,6 +15,7 @@ use crate::client::error::ClientError;
 use crate::client::http1::{self, Body, Head};
 use crate::client::rpc;
 use crate::client::Settings;
+use crate::model::jsonrpc::{Message, RpcError};
 
 use super::{Reader, MAX_RESPONSE_BYTES};
 
@@ -168,7 +169,10 @@ pub(crate) fn drain_for_status(
 /// error, or the status and the start of the body.
 pub(super) fn refusal(head: &Head, bytes: &[u8]) -> ClientError {
     let message: Option<Value> = serde_json::from_slice(bytes).ok();
-    let error = message.as_ref().and_then(|m| m.get("error"));
+    let error = match message.as_ref().map(Message::of) {
+        Some(Message::Error { error, .. }) => Some(error),
+        _ => None,
+    };
     if head.status == 401 {
         return ClientError::Unauthorized {
             www_authenticate: head.header("www-authenticate").map(str::to_owned),
@@ -179,7 +183,7 @@ pub(super) fn refusal(head: &Head, bytes: &[u8]) -> ClientError {
         };
     }
     // Whatever id it carries: an error status makes it the answer.
-    if let Some(fault) = error.and_then(rpc::read_error) {
+    if let Some(fault) = error.and_then(RpcError::read) {
         return rpc::rpc_error(fault, head.status);
     }
     let text = String::from_utf8_lossy(bytes);

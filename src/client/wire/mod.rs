@@ -222,7 +222,8 @@ impl Listener<'_, '_> {
     }
 
     /// Answers the server's request `id` in the MCP session: the handler's
-    /// answer, or `-32601` without one, so the server is never left waiting.
+    /// answer, or "method not found" without one, so the server is never
+    /// left waiting.
     /// A server of 2026-07-28 sends no requests (it asks through
     /// `input_required`), nor does one answering `initialize`: there is no
     /// session to answer in, so those are let pass.
