@@ -142,19 +142,19 @@ fn the_stdio_servers_tools_are_listed_qualified_and_a_call_is_forwarded_with_its
         .connect()
         .unwrap();
     let listed = client.list_tools().unwrap();
-    let names: Vec<&str> = listed.iter().map(|t| t.name.as_str()).collect();
+    let names: Vec<&str> = listed.iter().map(|t| t.name()).collect();
     assert_eq!(names, ["echo", "remote_count", "remote_wait"]);
     // The server's annotations and icons come along (2025-11-25 has both);
     // a tool that has none gets none.
     assert_eq!(
-        listed[1].definition["annotations"],
+        serde_json::to_value(listed[1].hints()).unwrap(),
         json!({"title": "Count", "readOnlyHint": true})
     );
     assert_eq!(
-        listed[1].definition["icons"],
+        serde_json::to_value(listed[1].icons()).unwrap(),
         json!([{"src": "data:image/svg+xml;base64,PHN2Zy8+", "sizes": ["any"]}])
     );
-    assert!(listed[2].definition.get("annotations").is_none());
+    assert!(listed[2].hints().is_none());
 
     let (mut reports, mut logs) = (Vec::new(), Vec::new());
     let result = client

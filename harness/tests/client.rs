@@ -11,9 +11,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
-use toolhost::client::{
-    CallOptions, CancelHandle, Client, ClientError, ContentBlock, Era, Refusal, ToolResult,
-};
+use toolhost::client::{CallOptions, CancelHandle, Client, ClientError, Era, Refusal, ToolResult};
 use toolhost::{
     AskError, Content, Elicitation, HostConfig, InputRequest, Revision, StaticSurface, Tool,
     ToolHost, ToolOutcome,
@@ -125,22 +123,24 @@ fn the_client_lists_and_calls_tools_in_both_eras_through_the_real_endpoint() {
         let mut client = client(&session, era);
         assert_eq!(client.era(), era);
         let tools = client.list_tools().unwrap();
-        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
         assert_eq!(
             names,
             ["echo", "add", "quota", "boom", "wait", "count", "summarize"]
         );
-        assert_eq!(tools[0].input_schema()["required"], json!(["text"]));
-        assert_eq!(tools[1].title.as_deref(), Some("Add"));
+        assert_eq!(tools[0].input_schema_json()["required"], json!(["text"]));
+        assert_eq!(tools[1].title_text(), Some("Add"));
 
         let echoed = client.call_tool("echo", json!({"text": "hi"})).unwrap();
-        assert_eq!(echoed.content, [ContentBlock::Text { text: "hi".into() }]);
+        assert_eq!(echoed.content, [Content::text("hi")]);
         assert!(!echoed.is_error);
         let added = client.call_tool("add", json!({"a": 2, "b": 3})).unwrap();
         assert_eq!(added.text(), "5");
         assert_eq!(added.structured_content, Some(json!({"sum": 5})));
-        assert!(
-            matches!(&added.content[1], ContentBlock::Image { mime_type, .. } if mime_type == "image/png")
+        let image = serde_json::to_value(&added.content[1]).unwrap();
+        assert_eq!(
+            (&image["type"], &image["mimeType"]),
+            (&json!("image"), &json!("image/png"))
         );
     }
     assert_eq!(hits.load(Ordering::SeqCst), 4);
@@ -1066,7 +1066,7 @@ fn list_tools_follows_next_cursor_until_the_last_page() {
         page(&["d"], None),
     ]);
     let tools = stateless(&server.url).list_tools().unwrap();
-    let names: Vec<String> = tools.into_iter().map(|t| t.name).collect();
+    let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     assert_eq!(names, ["a", "b", "c", "d"]);
     let (seen, connections) = server.done.join().unwrap();
     assert_eq!(connections, 1, "one keep-alive connection for every page");
@@ -1876,7 +1876,7 @@ fn the_client_lists_and_calls_the_python_sdk_server_tools_in_both_eras() {
         let mut client = python_client(era);
         assert_eq!(client.era(), era);
         let tools = client.list_tools().unwrap();
-        let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
         names.sort_unstable();
         assert_eq!(
             names,
@@ -1891,9 +1891,9 @@ fn the_client_lists_and_calls_the_python_sdk_server_tools_in_both_eras() {
             ],
             "{era:?}"
         );
-        let add = tools.iter().find(|t| t.name == "add").unwrap();
-        assert_eq!(add.input_schema()["required"], json!(["a", "b"]));
-        assert!(add.output_schema().is_some());
+        let add = tools.iter().find(|t| t.name() == "add").unwrap();
+        assert_eq!(add.input_schema_json()["required"], json!(["a", "b"]));
+        assert!(add.output_schema_json().is_some());
 
         let echoed = client.call_tool("echo", json!({"text": "hi"})).unwrap();
         assert_eq!(echoed.text(), "hi", "{era:?}");

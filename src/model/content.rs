@@ -13,6 +13,8 @@ use serde_json::{json, Map, Value};
 use super::revision::Revision;
 use crate::base64::base64_encode;
 
+mod decode;
+
 /// One content block of a tool result.
 ///
 /// ```
@@ -87,10 +89,20 @@ impl Annotations {
 #[derive(Clone, Debug, PartialEq)]
 enum Kind {
     Text(String),
-    Image { data: String, mime_type: String },
-    Audio { data: String, mime_type: String },
+    Image {
+        data: String,
+        mime_type: String,
+    },
+    Audio {
+        data: String,
+        mime_type: String,
+    },
     Link(ResourceLink),
     Embedded(EmbeddedResource),
+    /// A block read from another server that this crate cannot represent
+    /// (a type it does not know, or one missing a field its type needs),
+    /// kept as sent and sent on as it came.
+    Other(Value),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -266,6 +278,24 @@ impl Content {
         }
     }
 
+    /// A block read from another server (a [`ToolResult`](crate::ToolResult)'s
+    /// content) that this crate cannot represent — a type it does not
+    /// know, or one missing a field its type needs — as it was sent; `None`
+    /// for every block it can.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolhost::Content;
+    ///
+    /// assert_eq!(Content::text("hi").as_unknown(), None);
+    /// ```
+    pub fn as_unknown(&self) -> Option<&Value> {
+        match &self.kind {
+            Kind::Other(block) => Some(block),
+            _ => None,
+        }
+    }
+
     /// The block as the given revision spells it, to serialize in place:
     /// a plain text block, by far the most common, is written without a
     /// tree built for it first.
@@ -331,7 +361,29 @@ impl Content {
                 };
                 json!({"type": "resource", "resource": Value::Object(inner)})
             }
+            Kind::Other(block) => block.clone(),
         }
+    }
+}
+
+/// The block as a client of the newest revision (2026-07-28) reads it, a
+/// block this crate cannot represent as it was sent; for tests that
+/// compare blocks read by [`toolhost::client`](crate::client) by their JSON.
+///
+/// ```
+/// use serde_json::json;
+/// use toolhost::Content;
+///
+/// let block = Content::image_base64("iVBORw0KGgo=", "image/png");
+/// assert_eq!(
+///     serde_json::to_value(&block)?,
+///     json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}),
+/// );
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+impl Serialize for Content {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.json(Revision::V2026_07_28).serialize(serializer)
     }
 }
 

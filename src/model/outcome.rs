@@ -14,6 +14,7 @@
 use serde_json::{Map, Value};
 
 use super::content::Content;
+use super::tool_result::{ToolResult, Unreadable};
 
 /// How a call ended: the four states of a [`ToolOutcome`], as the event
 /// hook reports them (with the detail the model never sees).
@@ -245,57 +246,18 @@ impl ToolOutcome {
     /// assert_eq!(ToolOutcome::relayed(json!("done")).kind(), OutcomeKind::Failed);
     /// ```
     pub fn relayed(result: Value) -> ToolOutcome {
-        let Value::Object(mut fields) = result else {
-            return ToolOutcome::failed(format!(
+        match ToolResult::from_json(result) {
+            Ok(result) => ToolOutcome::from(result),
+            Err(Unreadable::NotAnObject(result)) => ToolOutcome::failed(format!(
                 "the server's tools/call result is not an object: {result}"
-            ));
-        };
-        let Some(Value::Array(content)) = fields.get("content") else {
-            return ToolOutcome::failed(format!(
+            )),
+            Err(Unreadable::NoContent(fields)) => ToolOutcome::failed(format!(
                 "the server's tools/call result has no content array: {}",
                 Value::Object(fields)
-            ));
-        };
-        let is_error = match fields.get("isError") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(flag)) => *flag,
-            Some(other) => {
-                return ToolOutcome::failed(format!(
-                    "the server's tools/call result has an isError that is not a boolean: {other}"
-                ))
-            }
-        };
-        let result = if is_error {
-            let texts: Vec<&str> = content
-                .iter()
-                .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
-                .filter_map(|block| block.get("text").and_then(Value::as_str))
-                .collect();
-            CallResult::Declined {
-                reason: texts.join("\n"),
-            }
-        } else {
-            CallResult::Success
-        };
-        // The era's own field: the host sets it again where the client's
-        // revision has it.
-        fields.remove("resultType");
-        // So are the protocol's `_meta` keys: they describe the hop the
-        // result came over (a 2026-07-28 server stamps its own serverInfo
-        // there), and the host stamps its own where the client's revision
-        // has them. Relayed, they would name the wrong server to the client.
-        if let Some(Value::Object(meta)) = fields.get_mut("_meta") {
-            let before = meta.len();
-            meta.retain(|key, _| !key.starts_with("io.modelcontextprotocol/"));
-            if meta.is_empty() && before > 0 {
-                fields.remove("_meta");
-            }
-        }
-        ToolOutcome {
-            result,
-            content: Vec::new(),
-            structured: fields.get("structuredContent").cloned(),
-            relayed: Some(fields),
+            )),
+            Err(Unreadable::IsErrorNotBool(other)) => ToolOutcome::failed(format!(
+                "the server's tools/call result has an isError that is not a boolean: {other}"
+            )),
         }
     }
 
@@ -321,6 +283,58 @@ impl ToolOutcome {
     /// ```
     pub fn structured_content(&self) -> Option<&Value> {
         self.structured.as_ref()
+    }
+}
+
+/// Another server's result, passed on to the client as it came (its
+/// `raw`): what [`ToolOutcome::relayed`] makes of a `CallToolResult` read
+/// from JSON, for one [`crate::client`] has read already. The verdict is
+/// `is_error` (`true`: declined, with the text blocks as the reason).
+impl From<ToolResult> for ToolOutcome {
+    fn from(result: ToolResult) -> ToolOutcome {
+        let verdict = if result.is_error {
+            CallResult::Declined {
+                reason: result.text(),
+            }
+        } else {
+            CallResult::Success
+        };
+        let Value::Object(mut fields) = result.raw else {
+            // Every result read is an object; one whose `raw` was replaced
+            // by hand has nothing to pass on, and is sent from its fields.
+            let success = verdict == CallResult::Success;
+            return ToolOutcome {
+                result: verdict,
+                content: if success { result.content } else { Vec::new() },
+                structured: result.structured_content,
+                relayed: None,
+            };
+        };
+        // The verdict sent is the one the outcome reports (they differ
+        // only when `is_error` was changed by hand).
+        if result.is_error || fields.get("isError") == Some(&Value::Bool(true)) {
+            fields.insert("isError".into(), result.is_error.into());
+        }
+        // The era's own field: the host sets it again where the client's
+        // revision has it.
+        fields.remove("resultType");
+        // So are the protocol's `_meta` keys: they describe the hop the
+        // result came over (a 2026-07-28 server stamps its own serverInfo
+        // there), and the host stamps its own where the client's revision
+        // has them. Relayed, they would name the wrong server to the client.
+        if let Some(Value::Object(meta)) = fields.get_mut("_meta") {
+            let before = meta.len();
+            meta.retain(|key, _| !key.starts_with("io.modelcontextprotocol/"));
+            if meta.is_empty() && before > 0 {
+                fields.remove("_meta");
+            }
+        }
+        ToolOutcome {
+            result: verdict,
+            content: Vec::new(),
+            structured: result.structured_content,
+            relayed: Some(fields),
+        }
     }
 }
 
