@@ -229,7 +229,9 @@ impl ToolOutcome {
     /// 2025-06-18, as for any outcome. `isError: true` is a declined outcome (the model reads the
     /// server's content), anything else a success. A `result` that is not a
     /// `CallToolResult` — not an object, no `content` array, an `isError`
-    /// that is not a boolean — is a failed outcome naming what is wrong.
+    /// that is not a boolean — is a failed outcome naming what is wrong. A
+    /// result [`crate::client`] has read already goes on by
+    /// `ToolOutcome::from` (see [`ToolResult`]), without being read again.
     ///
     /// ```
     /// use serde_json::json;

@@ -39,6 +39,9 @@ pub const MAX_TOOL_NAME_LEN: usize = 128;
 /// Each field is sent to the clients whose revision knows it and left out
 /// for the others.
 ///
+/// It is also what [`crate::client`] reads another server's `tools/list`
+/// into, so a gateway serves a listed tool as it serves its own.
+///
 /// ```
 /// use serde_json::json;
 /// use toolhost::{Icon, Tool, ToolAnnotations};
