@@ -18,7 +18,7 @@
 //! ```no_run
 //! // First thing in `main`: in the copy an agent started, this relays and
 //! // exits; everywhere else it returns at once.
-//! toolhost::threads::run_if_requested();
+//! toolhost::relay::run_if_requested();
 //! // … the application, which binds a host and opens sessions …
 //! ```
 //!
@@ -112,7 +112,7 @@ pub(crate) fn was_checked() -> bool {
 ///
 /// ```
 /// // Without the variables (as here), it returns at once.
-/// toolhost::threads::run_if_requested();
+/// toolhost::relay::run_if_requested();
 /// ```
 pub fn run_if_requested() {
     CHECKED.store(true, Ordering::SeqCst);
@@ -144,7 +144,7 @@ pub fn run_if_requested() {
 ///
 /// ```
 /// use std::io::Cursor;
-/// use toolhost::threads::{Ending, Relay};
+/// use toolhost::relay::{Ending, Relay};
 /// use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
 ///
 /// let host = ToolHost::bind(HostConfig::default())?;

@@ -45,6 +45,11 @@ impl Snapshot {
             }
             let remote = name.to_owned();
             let tool = exposed_tool(tool.clone(), exposed.clone());
+            // A listed tool's schemas are compiled on its first check:
+            // here, on the refresh, rather than in the agent's next
+            // tools/list. (A tool that fails is left out there, as any
+            // surface's invalid tool is.)
+            let _ = tool.validate();
             snapshot.tools.push(tool.clone());
             snapshot.remote.insert(exposed, (tool, remote));
         }
