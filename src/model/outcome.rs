@@ -414,4 +414,34 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn a_result_read_already_becomes_the_outcome_its_json_would_and_sends_its_own_verdict() {
+        for raw in [
+            json!({"content": [{"type": "text", "text": "why"}, {"type": "hologram"}], "isError": true,
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "r"}}, "resultType": "complete"}),
+            json!({"content": [], "structuredContent": {"n": 1}, "_meta": {"trace": "t1"}}),
+        ] {
+            let read = ToolResult::from_json(raw.clone()).unwrap();
+            assert_eq!(ToolOutcome::from(read), ToolOutcome::relayed(raw));
+        }
+        // A verdict changed by hand is the one sent, and the one reported.
+        let mut result = ToolResult::from_json(json!({"content": [], "isError": true})).unwrap();
+        result.is_error = false;
+        let outcome = ToolOutcome::from(result);
+        assert_eq!(outcome.kind(), OutcomeKind::Success);
+        assert_eq!(outcome.relayed.unwrap()["isError"], false);
+        let mut result = ToolResult::from_json(json!({"content": []})).unwrap();
+        result.is_error = true;
+        let outcome = ToolOutcome::from(result);
+        assert_eq!(outcome.kind(), OutcomeKind::Declined);
+        assert_eq!(outcome.relayed.unwrap()["isError"], true);
+        // A `raw` that is no result any more: the fields are sent instead.
+        let mut result =
+            ToolResult::from_json(json!({"content": [{"type": "text", "text": "t"}]})).unwrap();
+        result.raw = json!(null);
+        let outcome = ToolOutcome::from(result);
+        assert!(outcome.relayed.is_none());
+        assert_eq!(outcome.content, [Content::text("t")]);
+    }
 }
