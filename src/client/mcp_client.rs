@@ -110,35 +110,43 @@ pub trait McpClient {
         Self: Sized;
 }
 
+/// The trait's methods as the client type's own methods of the same name
+/// (a stdio client's take `&self`, so owned and shared clients alike).
+macro_rules! own_methods {
+    ($client:ident) => {
+        fn list_tools(&mut self) -> Result<Vec<Tool>, ClientError> {
+            $client::list_tools(self)
+        }
+
+        fn call_tool_with(
+            &mut self,
+            name: &str,
+            arguments: Value,
+            options: CallOptions<'_>,
+        ) -> Result<ToolResult, ClientError> {
+            $client::call_tool_with(self, name, arguments, options)
+        }
+
+        fn ping(&mut self) -> Result<(), ClientError> {
+            $client::ping(self)
+        }
+
+        fn revision(&self) -> Revision {
+            $client::revision(self)
+        }
+
+        fn server_info(&self) -> Option<&ServerInfo> {
+            $client::server_info(self)
+        }
+
+        fn instructions(&self) -> Option<&str> {
+            $client::instructions(self)
+        }
+    };
+}
+
 impl McpClient for Client {
-    fn list_tools(&mut self) -> Result<Vec<Tool>, ClientError> {
-        Client::list_tools(self)
-    }
-
-    fn call_tool_with(
-        &mut self,
-        name: &str,
-        arguments: Value,
-        options: CallOptions<'_>,
-    ) -> Result<ToolResult, ClientError> {
-        Client::call_tool_with(self, name, arguments, options)
-    }
-
-    fn ping(&mut self) -> Result<(), ClientError> {
-        Client::ping(self)
-    }
-
-    fn revision(&self) -> Revision {
-        Client::revision(self)
-    }
-
-    fn server_info(&self) -> Option<&ServerInfo> {
-        Client::server_info(self)
-    }
-
-    fn instructions(&self) -> Option<&str> {
-        Client::instructions(self)
-    }
+    own_methods!(Client);
 
     fn close(self) -> Result<(), ClientError> {
         Client::close(self)
@@ -146,34 +154,7 @@ impl McpClient for Client {
 }
 
 impl McpClient for &StdioClient {
-    fn list_tools(&mut self) -> Result<Vec<Tool>, ClientError> {
-        StdioClient::list_tools(self)
-    }
-
-    fn call_tool_with(
-        &mut self,
-        name: &str,
-        arguments: Value,
-        options: CallOptions<'_>,
-    ) -> Result<ToolResult, ClientError> {
-        StdioClient::call_tool_with(self, name, arguments, options)
-    }
-
-    fn ping(&mut self) -> Result<(), ClientError> {
-        StdioClient::ping(self)
-    }
-
-    fn revision(&self) -> Revision {
-        StdioClient::revision(self)
-    }
-
-    fn server_info(&self) -> Option<&ServerInfo> {
-        StdioClient::server_info(self)
-    }
-
-    fn instructions(&self) -> Option<&str> {
-        StdioClient::instructions(self)
-    }
+    own_methods!(StdioClient);
 
     /// The owner's drop ends the server; a shared reference has nothing to end.
     fn close(self) -> Result<(), ClientError> {
@@ -183,34 +164,7 @@ impl McpClient for &StdioClient {
 
 /// As `&StdioClient`, and [`McpClient::close`] ends the server.
 impl McpClient for StdioClient {
-    fn list_tools(&mut self) -> Result<Vec<Tool>, ClientError> {
-        StdioClient::list_tools(self)
-    }
-
-    fn call_tool_with(
-        &mut self,
-        name: &str,
-        arguments: Value,
-        options: CallOptions<'_>,
-    ) -> Result<ToolResult, ClientError> {
-        StdioClient::call_tool_with(self, name, arguments, options)
-    }
-
-    fn ping(&mut self) -> Result<(), ClientError> {
-        StdioClient::ping(self)
-    }
-
-    fn revision(&self) -> Revision {
-        StdioClient::revision(self)
-    }
-
-    fn server_info(&self) -> Option<&ServerInfo> {
-        StdioClient::server_info(self)
-    }
-
-    fn instructions(&self) -> Option<&str> {
-        StdioClient::instructions(self)
-    }
+    own_methods!(StdioClient);
 
     fn close(self) -> Result<(), ClientError> {
         // Dropping closes stdin, waits out the exit grace, then ends the
