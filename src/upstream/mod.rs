@@ -2,7 +2,11 @@
 //! snapshot of what the server lists, and calls forwarded to it with
 //! [`crate::client`] — over Streamable HTTP (`http.rs`: a pool of clients
 //! and the watch of the server's standalone stream) or to a child process
-//! over stdio (`stdio.rs`: one child, started again after it dies).
+//! over stdio (`stdio.rs`: one child, started again after it dies), both
+//! used through [`McpClient`]. The server's tools are the [`Tool`]s the
+//! client read, served under their exposed names, and its results the
+//! [`ToolResult`]s the client read, passed on as they came
+//! ([`ToolOutcome::from`]): nothing is converted on the way.
 //!
 //! The snapshot is the only thing the agent sees or reaches: `tools/list`
 //! answers from it, and a call is forwarded only for a name in it. It is
