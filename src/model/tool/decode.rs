@@ -8,6 +8,8 @@
 //! mislead: a tool without a name, or without an `inputSchema` object.
 //! The schemas are compiled on the tool's first check, not here.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use super::{Compiled, Icon, Renderings, Tool, ToolAnnotations, ToolSpec};
@@ -15,54 +17,46 @@ use super::{Compiled, Icon, Renderings, Tool, ToolAnnotations, ToolSpec};
 impl Tool {
     /// Reads one tool of a `tools/list` result; `Err` says what is wrong.
     pub(crate) fn from_listed(definition: Value) -> Result<Tool, String> {
-        let Value::Object(mut fields) = definition else {
+        let Value::Object(fields) = definition else {
             return Err(format!(
                 "a tool in tools/list is not an object: {definition}"
             ));
         };
-        let name = match fields.remove("name") {
-            Some(Value::String(name)) => name,
-            other => {
-                if let Some(other) = other {
-                    fields.insert("name".into(), other);
-                }
-                return Err(format!(
-                    "a tool in tools/list has no name: {}",
-                    Value::Object(fields)
-                ));
-            }
-        };
-        let Some(input_schema) = take(&mut fields, "inputSchema", Value::is_object) else {
+        if !fields.get("name").is_some_and(Value::is_string) {
+            return Err(format!(
+                "a tool in tools/list has no name: {}",
+                Value::Object(fields)
+            ));
+        }
+        // One pass over the fields, each moved where it belongs: a long
+        // list is read field by field, never looked up and removed.
+        let mut listed = Listed::default();
+        for (key, value) in fields {
+            listed.read(key, value);
+        }
+        let Listed {
+            name,
+            title,
+            description,
+            input_schema,
+            output_schema,
+            annotations,
+            icons,
+            meta,
+            unknown,
+        } = listed;
+        let Some(input_schema) = input_schema else {
             return Err(format!("tool {name:?} has no inputSchema object"));
         };
-        let text = |fields: &mut Map<String, Value>, key| match take(fields, key, Value::is_string)
-        {
-            Some(Value::String(text)) => Some(text),
-            _ => None,
-        };
-        let title = text(&mut fields, "title");
-        let description = text(&mut fields, "description").unwrap_or_default();
-        let output_schema = take(&mut fields, "outputSchema", Value::is_object)
-            .map(|schema| (schema, Compiled::later()));
-        let annotations = take(&mut fields, "annotations", Value::is_object)
-            .map(|annotations| ToolAnnotations::from_json(&annotations));
-        let icons = match take(&mut fields, "icons", Value::is_array) {
-            Some(Value::Array(icons)) => icons.iter().filter_map(Icon::from_json).collect(),
-            _ => Vec::new(),
-        };
-        let meta = match take(&mut fields, "_meta", Value::is_object) {
-            Some(Value::Object(meta)) => Some(meta),
-            _ => None,
-        };
         Ok(Tool {
-            spec: std::sync::Arc::new(ToolSpec {
+            spec: Arc::new(ToolSpec {
                 name,
                 title,
-                description,
+                description: description.unwrap_or_default(),
                 input_schema,
                 input: Compiled::later(),
                 header_params: Compiled::later(),
-                output_schema,
+                output_schema: output_schema.map(|schema| (schema, Compiled::later())),
                 arguments: None,
                 annotations,
                 icons,
@@ -70,7 +64,7 @@ impl Tool {
                 required_capabilities: None,
                 visible: None,
                 rendered: Renderings::default(),
-                unmodelled: (!fields.is_empty()).then_some(fields),
+                unmodelled: (!unknown.is_empty()).then_some(unknown),
             }),
         })
     }
@@ -88,13 +82,41 @@ impl Tool {
     }
 }
 
-/// Removes and returns field `key` when it is of the right type; one of
-/// another type stays among the fields not modelled.
-fn take(fields: &mut Map<String, Value>, key: &str, right: fn(&Value) -> bool) -> Option<Value> {
-    if fields.get(key).is_some_and(right) {
-        fields.remove(key)
-    } else {
-        None
+/// The fields of a listed tool, as they are read.
+#[derive(Default)]
+struct Listed {
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    input_schema: Option<Value>,
+    output_schema: Option<Value>,
+    annotations: Option<ToolAnnotations>,
+    icons: Vec<Icon>,
+    meta: Option<Map<String, Value>>,
+    unknown: Map<String, Value>,
+}
+
+impl Listed {
+    /// Reads field `key`: into its place when it is one this crate models
+    /// and of the right type, among the unknown ones otherwise.
+    fn read(&mut self, key: String, value: Value) {
+        match (key.as_str(), value) {
+            ("name", Value::String(name)) => self.name = name,
+            ("title", Value::String(title)) => self.title = Some(title),
+            ("description", Value::String(text)) => self.description = Some(text),
+            ("inputSchema", schema @ Value::Object(_)) => self.input_schema = Some(schema),
+            ("outputSchema", schema @ Value::Object(_)) => self.output_schema = Some(schema),
+            ("annotations", hints @ Value::Object(_)) => {
+                self.annotations = Some(ToolAnnotations::from_json(&hints));
+            }
+            ("icons", Value::Array(icons)) => {
+                self.icons = icons.iter().filter_map(Icon::from_json).collect();
+            }
+            ("_meta", Value::Object(meta)) => self.meta = Some(meta),
+            (_, value) => {
+                self.unknown.insert(key, value);
+            }
+        }
     }
 }
 
