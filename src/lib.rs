@@ -323,7 +323,7 @@ pub use host::ToolHost;
 pub use mcp::CacheScope;
 pub use model::{
     CallResult, ClientInfo, Content, Icon, IconTheme, LogLevel, OutcomeKind, Revision, Role, Tool,
-    ToolAnnotations, ToolOutcome, MAX_TOOL_NAME_LEN,
+    ToolAnnotations, ToolOutcome, ToolResult, MAX_TOOL_NAME_LEN,
 };
 pub use schema::{Schema, Violation, Violations};
 pub use session::{write_private_file, ToolSession};

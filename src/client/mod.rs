@@ -22,7 +22,7 @@
 //! )?);
 //!
 //! let mut client = session.client()?;
-//! let names: Vec<String> = client.list_tools()?.into_iter().map(|t| t.name).collect();
+//! let names: Vec<String> = client.list_tools()?.iter().map(|t| t.name().to_owned()).collect();
 //! assert_eq!(names, ["shout"]);
 //! let result = client.call_tool("shout", json!({"text": "hi"}))?;
 //! assert_eq!(result.text(), "HI");
@@ -88,6 +88,7 @@ mod builder;
 mod call;
 mod error;
 mod http1;
+mod mcp_client;
 pub(crate) mod passthrough;
 mod resume;
 mod rpc;
@@ -104,20 +105,21 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 
 pub use crate::child::DEFAULT_MAX_MESSAGE_BYTES;
+pub use crate::model::ToolResult;
 pub use answer::{Refusal, ServerRequest};
 pub use builder::{ClientBuilder, Era};
 #[cfg(test)]
 pub(crate) use builder::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_SILENCE_TIMEOUT};
 pub use call::{CallOptions, CancelHandle, LogMessage, Progress};
 pub use error::ClientError;
+pub use mcp_client::McpClient;
 pub use stdio::{StdioClient, StdioServer};
-pub use tools::{ContentBlock, ToolInfo, ToolResult};
 
 use answer::{CallResult, MAX_INPUT_ROUNDS};
 use rpc::{Identity, Mode, Probe};
 use wire::{Connection, Link, Wire};
 
-use crate::model::Revision;
+use crate::model::{Revision, Tool};
 
 /// The server's self-description: `serverInfo` from `initialize`, or the
 /// `io.modelcontextprotocol/serverInfo` stamp of 2026-07-28.
@@ -344,7 +346,7 @@ impl Client {
     /// [`ClientError::Unauthorized`], …), a fault of the connection, or
     /// [`ClientError::Malformed`] for a page that is not a tool list or a
     /// cursor that repeats.
-    pub fn list_tools(&mut self) -> Result<Vec<ToolInfo>, ClientError> {
+    pub fn list_tools(&mut self) -> Result<Vec<Tool>, ClientError> {
         tools::list_pages(|params| {
             self.wire
                 .request(Some(&self.mode), "tools/list", params, None, None)
@@ -421,7 +423,7 @@ impl Client {
         loop {
             let result = self.send_call(name, params, &mut options)?;
             let round = match answer::read_call_result(result)? {
-                CallResult::Complete(result) => return ToolResult::from_json(result),
+                CallResult::Complete(result) => return tools::read_result(result),
                 CallResult::InputRequired(round) => round,
             };
             let (Some(handler), Some(arguments)) = (options.on_request.as_mut(), &kept) else {

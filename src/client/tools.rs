@@ -1,92 +1,20 @@
-//! What the server says about tools, read into plain Rust values: the tool
-//! definitions of `tools/list` and the result of `tools/call`.
+//! What the server says about tools, read into the crate's own vocabulary:
+//! the definitions of `tools/list` as [`Tool`]s, the result of
+//! `tools/call` as a [`ToolResult`] — the types a host serves its own
+//! tools with, so a gateway passes them on without converting them.
 //!
 //! Reading is lenient where MCP revisions differ (`resultType` absent means
-//! complete, `isError` absent means false, unknown content types are kept as
-//! JSON) and strict where a missing field would mislead (a tool without a
-//! name, a result without `content`).
+//! complete, `isError` absent means false, unknown content types and tool
+//! fields are kept as JSON) and strict where a missing field would mislead
+//! (a tool without a name, a result without `content`).
 
 use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
 use super::error::ClientError;
-
-/// One tool, as the server listed it.
-///
-/// ```
-/// use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
-///
-/// let host = ToolHost::bind(HostConfig::default())?;
-/// let session = host.open_session(StaticSurface::new().tool(
-///     Tool::new("ping", "Answers pong.").title("Ping"),
-///     |_, _| ToolOutcome::text("pong"),
-/// )?);
-/// let tools = session.client()?.list_tools()?;
-/// assert_eq!(tools[0].name, "ping");
-/// assert_eq!(tools[0].title.as_deref(), Some("Ping"));
-/// assert_eq!(tools[0].input_schema()["type"], "object");
-/// assert!(tools[0].output_schema().is_none());
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct ToolInfo {
-    /// The name to call it by.
-    pub name: String,
-    /// A display name, when the server gave one.
-    pub title: Option<String>,
-    /// What the tool does, for the model.
-    pub description: Option<String>,
-    /// The whole definition as sent (the schemas, annotations, icons,
-    /// `_meta`, …).
-    pub definition: Value,
-}
-
-/// What [`ToolInfo::input_schema`] reads when `definition` was changed to
-/// have none.
-static NO_SCHEMA: Value = Value::Null;
-
-impl ToolInfo {
-    pub(crate) fn from_json(definition: Value) -> Result<ToolInfo, ClientError> {
-        let text = |key: &str| {
-            definition
-                .get(key)
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        };
-        let name = text("name").ok_or_else(|| {
-            ClientError::malformed(format!("a tool in tools/list has no name: {definition}"))
-        })?;
-        if !definition.get("inputSchema").is_some_and(Value::is_object) {
-            return Err(ClientError::malformed(format!(
-                "tool {name:?} has no inputSchema object"
-            )));
-        }
-        Ok(ToolInfo {
-            title: text("title"),
-            description: text("description"),
-            name,
-            definition,
-        })
-    }
-
-    /// The JSON Schema of its arguments: an object (a tool listed without
-    /// one is refused), read from [`ToolInfo::definition`]. The schemas are
-    /// kept there only, not copied beside it: copying them was a third of
-    /// what the client spent on a long tool list.
-    pub fn input_schema(&self) -> &Value {
-        self.definition.get("inputSchema").unwrap_or(&NO_SCHEMA)
-    }
-
-    /// The JSON Schema of its structured result, when declared (an object),
-    /// read from [`ToolInfo::definition`].
-    pub fn output_schema(&self) -> Option<&Value> {
-        self.definition
-            .get("outputSchema")
-            .filter(|schema| schema.is_object())
-    }
-}
+use crate::model::tool_result::Unreadable;
+use crate::model::{Tool, ToolResult};
 
 /// The most `tools/list` pages followed.
 const MAX_PAGES: usize = 10_000;
@@ -96,7 +24,7 @@ const MAX_PAGES: usize = 10_000;
 /// `nextCursor` until the last page.
 pub(crate) fn list_pages(
     mut request: impl FnMut(Map<String, Value>) -> Result<Value, ClientError>,
-) -> Result<Vec<ToolInfo>, ClientError> {
+) -> Result<Vec<Tool>, ClientError> {
     let mut tools = Vec::new();
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
@@ -123,9 +51,7 @@ pub(crate) fn list_pages(
 }
 
 /// One page of `tools/list`: the tools and the cursor of the next page.
-pub(crate) fn read_tools_page(
-    result: Value,
-) -> Result<(Vec<ToolInfo>, Option<String>), ClientError> {
+pub(crate) fn read_tools_page(result: Value) -> Result<(Vec<Tool>, Option<String>), ClientError> {
     let Value::Object(mut result) = result else {
         return Err(ClientError::malformed(
             "the tools/list result is not an object",
@@ -147,207 +73,45 @@ pub(crate) fn read_tools_page(
     };
     let tools = tools
         .into_iter()
-        .map(ToolInfo::from_json)
+        .map(|tool| Tool::from_listed(tool).map_err(ClientError::malformed))
         .collect::<Result<_, _>>()?;
     Ok((tools, cursor))
 }
 
-/// One content block of a tool result.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum ContentBlock {
-    /// Text for the model.
-    Text {
-        /// The text.
-        text: String,
-    },
-    /// An image, base64-encoded.
-    Image {
-        /// Base64 of the bytes.
-        data: String,
-        /// For example `image/png`.
-        mime_type: String,
-    },
-    /// Audio, base64-encoded.
-    Audio {
-        /// Base64 of the bytes.
-        data: String,
-        /// For example `audio/wav`.
-        mime_type: String,
-    },
-    /// A link to a resource the client may fetch.
-    ResourceLink {
-        /// The resource's URI.
-        uri: String,
-        /// Its name.
-        name: String,
-        /// Its MIME type, when given.
-        mime_type: Option<String>,
-    },
-    /// A resource embedded in the result.
-    Resource {
-        /// The resource's URI.
-        uri: String,
-        /// Its MIME type, when given.
-        mime_type: Option<String>,
-        /// Its contents as text, for a text resource.
-        text: Option<String>,
-        /// Base64 of its bytes, for a binary resource.
-        blob: Option<String>,
-    },
-    /// A block of a type this client does not know, as sent.
-    Other(Value),
-}
-
-impl ContentBlock {
-    fn from_json(block: Value) -> ContentBlock {
-        let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
-        let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
-        let read = match kind {
-            "text" => text(&block, "text").map(|text| ContentBlock::Text { text }),
-            "image" | "audio" => {
-                text(&block, "data")
-                    .zip(text(&block, "mimeType"))
-                    .map(|(data, mime_type)| {
-                        if kind == "image" {
-                            ContentBlock::Image { data, mime_type }
-                        } else {
-                            ContentBlock::Audio { data, mime_type }
-                        }
-                    })
-            }
-            "resource_link" => text(&block, "uri")
-                .zip(text(&block, "name"))
-                .map(|(uri, name)| ContentBlock::ResourceLink {
-                    uri,
-                    name,
-                    mime_type: text(&block, "mimeType"),
-                }),
-            "resource" => block.get("resource").and_then(|resource| {
-                Some(ContentBlock::Resource {
-                    uri: text(resource, "uri")?,
-                    mime_type: text(resource, "mimeType"),
-                    text: text(resource, "text"),
-                    blob: text(resource, "blob"),
-                })
-            }),
-            _ => None,
-        };
-        read.unwrap_or(ContentBlock::Other(block))
-    }
-
-    /// The text of a text block.
-    pub fn as_text(&self) -> Option<&str> {
-        match self {
-            ContentBlock::Text { text } => Some(text),
-            _ => None,
+/// The result of `tools/call`, complete (a `resultType` other than
+/// `"complete"` is for the caller to have handled).
+pub(crate) fn read_result(result: Value) -> Result<ToolResult, ClientError> {
+    if let Some(kind) = result.get("resultType").and_then(Value::as_str) {
+        if kind != "complete" {
+            return Err(ClientError::malformed(format!(
+                "the tools/call result has resultType {kind:?}, which this client does not handle (only \"complete\")"
+            )));
         }
     }
-}
-
-/// The result of `tools/call`.
-///
-/// `is_error` is the tool's own verdict — the call reached the tool, which
-/// declined or failed, and `content` says why for the model. A call the
-/// server could not even start is a [`ClientError`] instead.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct ToolResult {
-    /// The content blocks, in order.
-    pub content: Vec<ContentBlock>,
-    /// The structured result, when the tool returned one (2025-06-18 on).
-    pub structured_content: Option<Value>,
-    /// Whether the tool reported an error.
-    pub is_error: bool,
-    /// The result's `_meta`, when present.
-    pub meta: Option<Map<String, Value>>,
-    /// The whole result as the server sent it, every field and content
-    /// block included (what [`ToolOutcome::relayed`](crate::ToolOutcome::relayed)
-    /// passes on unchanged).
-    pub raw: Value,
-}
-
-impl ToolResult {
-    pub(crate) fn from_json(result: Value) -> Result<ToolResult, ClientError> {
-        let raw = result.clone();
-        let Value::Object(mut result) = result else {
-            return Err(ClientError::malformed(
-                "the tools/call result is not an object",
-            ));
-        };
-        if let Some(kind) = result.get("resultType").and_then(Value::as_str) {
-            if kind != "complete" {
-                return Err(ClientError::malformed(format!(
-                    "the tools/call result has resultType {kind:?}, which this client does not handle (only \"complete\")"
-                )));
-            }
-        }
-        let Some(Value::Array(content)) = result.remove("content") else {
-            return Err(ClientError::malformed(
-                "the tools/call result has no content array",
-            ));
-        };
-        let is_error = match result.remove("isError") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(flag)) => flag,
-            Some(other) => {
-                return Err(ClientError::malformed(format!(
-                    "isError must be a boolean, got {other}"
-                )))
-            }
-        };
-        Ok(ToolResult {
-            content: content.into_iter().map(ContentBlock::from_json).collect(),
-            structured_content: result.remove("structuredContent"),
-            is_error,
-            meta: match result.remove("_meta") {
-                Some(Value::Object(meta)) => Some(meta),
-                _ => None,
-            },
-            raw,
+    ToolResult::from_json(result).map_err(|unreadable| {
+        ClientError::malformed(match unreadable {
+            Unreadable::NotAnObject(_) => "the tools/call result is not an object".to_owned(),
+            Unreadable::NoContent(_) => "the tools/call result has no content array".to_owned(),
+            Unreadable::IsErrorNotBool(other) => format!("isError must be a boolean, got {other}"),
         })
-    }
-
-    /// The text of every text block, joined with newlines.
-    ///
-    /// ```
-    /// use serde_json::json;
-    /// use toolhost::{HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
-    ///
-    /// let host = ToolHost::bind(HostConfig::default())?;
-    /// let session = host.open_session(StaticSurface::new().tool(
-    ///     Tool::new("greet", "Greets."),
-    ///     |_, _| ToolOutcome::text("hello"),
-    /// )?);
-    /// let result = session.client()?.call_tool("greet", json!({}))?;
-    /// assert_eq!(result.text(), "hello");
-    /// assert!(!result.is_error);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn text(&self) -> String {
-        let texts: Vec<&str> = self
-            .content
-            .iter()
-            .filter_map(ContentBlock::as_text)
-            .collect();
-        texts.join("\n")
-    }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Content;
     use serde_json::json;
 
     #[test]
     fn every_content_type_of_the_schema_is_read_and_unknown_ones_are_kept() {
-        let result = ToolResult::from_json(json!({
+        let result = read_result(json!({
             "content": [
                 {"type": "text", "text": "a"},
                 {"type": "image", "data": "AAA=", "mimeType": "image/png"},
                 {"type": "audio", "data": "BBB=", "mimeType": "audio/wav"},
                 {"type": "resource_link", "uri": "file:///x", "name": "x", "mimeType": "text/plain"},
-                {"type": "resource", "resource": {"uri": "file:///y", "text": "why"}},
+                {"type": "resource", "resource": {"uri": "file:///y", "mimeType": "text/plain", "text": "why"}},
                 {"type": "resource", "resource": {"uri": "file:///z", "mimeType": "application/octet-stream", "blob": "AQI="}},
                 {"type": "hologram", "frames": 3},
                 {"type": "text"},
@@ -361,47 +125,28 @@ mod tests {
         assert_eq!(
             result.content[..6],
             [
-                ContentBlock::Text { text: "a".into() },
-                ContentBlock::Image {
-                    data: "AAA=".into(),
-                    mime_type: "image/png".into()
-                },
-                ContentBlock::Audio {
-                    data: "BBB=".into(),
-                    mime_type: "audio/wav".into()
-                },
-                ContentBlock::ResourceLink {
-                    uri: "file:///x".into(),
-                    name: "x".into(),
-                    mime_type: Some("text/plain".into())
-                },
-                ContentBlock::Resource {
-                    uri: "file:///y".into(),
-                    mime_type: None,
-                    text: Some("why".into()),
-                    blob: None
-                },
-                ContentBlock::Resource {
-                    uri: "file:///z".into(),
-                    mime_type: Some("application/octet-stream".into()),
-                    text: None,
-                    blob: Some("AQI=".into())
-                },
+                Content::text("a"),
+                Content::image_base64("AAA=", "image/png"),
+                Content::audio_base64("BBB=", "audio/wav"),
+                Content::resource_link("file:///x", "x").with_mime_type("text/plain"),
+                Content::resource_text("file:///y", "text/plain", "why"),
+                Content::resource_blob("file:///z", "application/octet-stream", &[1, 2]),
             ]
         );
+        assert!(result.content[..6].iter().all(|c| c.as_unknown().is_none()));
         assert_eq!(
-            result.content[6],
-            ContentBlock::Other(json!({"type": "hologram", "frames": 3}))
+            result.content[6].as_unknown(),
+            Some(&json!({"type": "hologram", "frames": 3}))
         );
         assert_eq!(
-            result.content[7],
-            ContentBlock::Other(json!({"type": "text"}))
+            result.content[7].as_unknown(),
+            Some(&json!({"type": "text"}))
         );
         assert_eq!(result.structured_content, Some(json!({"n": 1})));
         assert!(result.is_error);
         assert_eq!(result.meta.unwrap()["k"], "v");
         assert_eq!(
-            ToolResult::from_json(
+            read_result(
                 json!({"content": [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}]})
             )
             .unwrap()
@@ -419,14 +164,11 @@ mod tests {
             json!({"content": [], "resultType": "incomplete"}),
         ] {
             assert!(
-                matches!(
-                    ToolResult::from_json(bad.clone()),
-                    Err(ClientError::Malformed { .. })
-                ),
+                matches!(read_result(bad.clone()), Err(ClientError::Malformed { .. })),
                 "{bad}"
             );
         }
-        let minimal = ToolResult::from_json(json!({"content": []})).unwrap();
+        let minimal = read_result(json!({"content": []})).unwrap();
         assert!(!minimal.is_error && minimal.structured_content.is_none());
     }
 
@@ -440,11 +182,17 @@ mod tests {
             "nextCursor": "p2",
         }))
         .unwrap();
-        assert_eq!(tools[0].name, "a");
-        assert_eq!(tools[0].definition["annotations"]["readOnlyHint"], true);
-        assert_eq!(tools[0].input_schema(), &json!({"type": "object"}));
-        assert_eq!(tools[0].output_schema(), None);
-        assert_eq!(tools[1].output_schema(), Some(&json!({"type": "object"})));
+        assert_eq!(tools[0].name(), "a");
+        assert_eq!(
+            serde_json::to_value(tools[0].hints()).unwrap(),
+            json!({"readOnlyHint": true})
+        );
+        assert_eq!(tools[0].input_schema_json(), &json!({"type": "object"}));
+        assert_eq!(tools[0].output_schema_json(), None);
+        assert_eq!(
+            tools[1].output_schema_json(),
+            Some(&json!({"type": "object"}))
+        );
         assert_eq!(cursor.as_deref(), Some("p2"));
         for bad in [
             json!({}),

@@ -8,9 +8,12 @@
 //! revision does not know (`lastModified` before 2025-06-18) is left out.
 
 use serde_core::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::Value;
 
 use super::revision::Revision;
 use crate::base64::base64_encode;
+
+mod decode;
 
 /// One content block of a tool result.
 ///
@@ -81,10 +84,20 @@ impl Annotations {
 #[derive(Clone, Debug, PartialEq)]
 enum Kind {
     Text(String),
-    Image { data: String, mime_type: String },
-    Audio { data: String, mime_type: String },
+    Image {
+        data: String,
+        mime_type: String,
+    },
+    Audio {
+        data: String,
+        mime_type: String,
+    },
     Link(ResourceLink),
     Embedded(EmbeddedResource),
+    /// A block read from another server that this crate cannot represent
+    /// (a type it does not know, or one missing a field its type needs),
+    /// kept as sent and sent on as it came.
+    Other(Value),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -260,9 +273,48 @@ impl Content {
         }
     }
 
+    /// A block read from another server (a [`ToolResult`](crate::ToolResult)'s
+    /// content) that this crate cannot represent — a type it does not
+    /// know, or one missing a field its type needs — as it was sent; `None`
+    /// for every block it can.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolhost::Content;
+    ///
+    /// assert_eq!(Content::text("hi").as_unknown(), None);
+    /// ```
+    pub fn as_unknown(&self) -> Option<&Value> {
+        match &self.kind {
+            Kind::Other(block) => Some(block),
+            _ => None,
+        }
+    }
+
     /// The block as the given revision spells it, to serialize in place.
     pub(crate) fn json(&self, revision: Revision) -> ContentJson<'_> {
         ContentJson(self, revision)
+    }
+}
+
+/// The block as a client of the newest revision (2026-07-28) reads it, a
+/// block this crate cannot represent as it was sent; for tests that
+/// compare blocks read by [`toolhost::client`](crate::client) by their JSON.
+///
+/// ```
+/// use serde_json::json;
+/// use toolhost::Content;
+///
+/// let block = Content::image_base64("iVBORw0KGgo=", "image/png");
+/// assert_eq!(
+///     serde_json::to_value(&block)?,
+///     json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}),
+/// );
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+impl Serialize for Content {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.json(Revision::V2026_07_28).serialize(serializer)
     }
 }
 
@@ -290,6 +342,11 @@ pub(crate) struct ContentJson<'a>(&'a Content, Revision);
 impl Serialize for ContentJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let ContentJson(block, revision) = *self;
+        // A block read from another server that this crate cannot
+        // represent goes on as it was sent.
+        if let Kind::Other(sent) = &block.kind {
+            return sent.serialize(serializer);
+        }
         let mut map = serializer.serialize_map(None)?;
         if let Some(annotations) = block.annotations.json(revision) {
             map.serialize_entry("annotations", &annotations)?;
@@ -331,6 +388,8 @@ impl Serialize for ContentJson<'_> {
                 map.serialize_entry("resource", &ResourceJson(resource))?;
                 map.serialize_entry("type", "resource")?;
             }
+            // Written whole above.
+            Kind::Other(_) => {}
         }
         map.end()
     }

@@ -14,6 +14,7 @@
 use serde_json::{Map, Value};
 
 use super::content::Content;
+use super::tool_result::{ToolResult, Unreadable};
 
 /// How a call ended: the four states of a [`ToolOutcome`], as the event
 /// hook reports them (with the detail the model never sees).
@@ -228,7 +229,9 @@ impl ToolOutcome {
     /// 2025-06-18, as for any outcome. `isError: true` is a declined outcome (the model reads the
     /// server's content), anything else a success. A `result` that is not a
     /// `CallToolResult` — not an object, no `content` array, an `isError`
-    /// that is not a boolean — is a failed outcome naming what is wrong.
+    /// that is not a boolean — is a failed outcome naming what is wrong. A
+    /// result [`crate::client`] has read already goes on by
+    /// `ToolOutcome::from` (see [`ToolResult`]), without being read again.
     ///
     /// ```
     /// use serde_json::json;
@@ -245,57 +248,18 @@ impl ToolOutcome {
     /// assert_eq!(ToolOutcome::relayed(json!("done")).kind(), OutcomeKind::Failed);
     /// ```
     pub fn relayed(result: Value) -> ToolOutcome {
-        let Value::Object(mut fields) = result else {
-            return ToolOutcome::failed(format!(
+        match ToolResult::from_json(result) {
+            Ok(result) => ToolOutcome::from(result),
+            Err(Unreadable::NotAnObject(result)) => ToolOutcome::failed(format!(
                 "the server's tools/call result is not an object: {result}"
-            ));
-        };
-        let Some(Value::Array(content)) = fields.get("content") else {
-            return ToolOutcome::failed(format!(
+            )),
+            Err(Unreadable::NoContent(fields)) => ToolOutcome::failed(format!(
                 "the server's tools/call result has no content array: {}",
                 Value::Object(fields)
-            ));
-        };
-        let is_error = match fields.get("isError") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(flag)) => *flag,
-            Some(other) => {
-                return ToolOutcome::failed(format!(
-                    "the server's tools/call result has an isError that is not a boolean: {other}"
-                ))
-            }
-        };
-        let result = if is_error {
-            let texts: Vec<&str> = content
-                .iter()
-                .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
-                .filter_map(|block| block.get("text").and_then(Value::as_str))
-                .collect();
-            CallResult::Declined {
-                reason: texts.join("\n"),
-            }
-        } else {
-            CallResult::Success
-        };
-        // The era's own field: the host sets it again where the client's
-        // revision has it.
-        fields.remove("resultType");
-        // So are the protocol's `_meta` keys: they describe the hop the
-        // result came over (a 2026-07-28 server stamps its own serverInfo
-        // there), and the host stamps its own where the client's revision
-        // has them. Relayed, they would name the wrong server to the client.
-        if let Some(Value::Object(meta)) = fields.get_mut("_meta") {
-            let before = meta.len();
-            meta.retain(|key, _| !key.starts_with("io.modelcontextprotocol/"));
-            if meta.is_empty() && before > 0 {
-                fields.remove("_meta");
-            }
-        }
-        ToolOutcome {
-            result,
-            content: Vec::new(),
-            structured: fields.get("structuredContent").cloned(),
-            relayed: Some(fields),
+            )),
+            Err(Unreadable::IsErrorNotBool(other)) => ToolOutcome::failed(format!(
+                "the server's tools/call result has an isError that is not a boolean: {other}"
+            )),
         }
     }
 
@@ -321,6 +285,58 @@ impl ToolOutcome {
     /// ```
     pub fn structured_content(&self) -> Option<&Value> {
         self.structured.as_ref()
+    }
+}
+
+/// Another server's result, passed on to the client as it came (its
+/// `raw`): what [`ToolOutcome::relayed`] makes of a `CallToolResult` read
+/// from JSON, for one [`crate::client`] has read already. The verdict is
+/// `is_error` (`true`: declined, with the text blocks as the reason).
+impl From<ToolResult> for ToolOutcome {
+    fn from(result: ToolResult) -> ToolOutcome {
+        let verdict = if result.is_error {
+            CallResult::Declined {
+                reason: result.text(),
+            }
+        } else {
+            CallResult::Success
+        };
+        let Value::Object(mut fields) = result.raw else {
+            // Every result read is an object; one whose `raw` was replaced
+            // by hand has nothing to pass on, and is sent from its fields.
+            let success = verdict == CallResult::Success;
+            return ToolOutcome {
+                result: verdict,
+                content: if success { result.content } else { Vec::new() },
+                structured: result.structured_content,
+                relayed: None,
+            };
+        };
+        // The verdict sent is the one the outcome reports (they differ
+        // only when `is_error` was changed by hand).
+        if result.is_error || fields.get("isError") == Some(&Value::Bool(true)) {
+            fields.insert("isError".into(), result.is_error.into());
+        }
+        // The era's own field: the host sets it again where the client's
+        // revision has it.
+        fields.remove("resultType");
+        // So are the protocol's `_meta` keys: they describe the hop the
+        // result came over (a 2026-07-28 server stamps its own serverInfo
+        // there), and the host stamps its own where the client's revision
+        // has them. Relayed, they would name the wrong server to the client.
+        if let Some(Value::Object(meta)) = fields.get_mut("_meta") {
+            let before = meta.len();
+            meta.retain(|key, _| !key.starts_with("io.modelcontextprotocol/"));
+            if meta.is_empty() && before > 0 {
+                fields.remove("_meta");
+            }
+        }
+        ToolOutcome {
+            result: verdict,
+            content: Vec::new(),
+            structured: result.structured_content,
+            relayed: Some(fields),
+        }
     }
 }
 
@@ -397,5 +413,35 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_result_read_already_becomes_the_outcome_its_json_would_and_sends_its_own_verdict() {
+        for raw in [
+            json!({"content": [{"type": "text", "text": "why"}, {"type": "hologram"}], "isError": true,
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "r"}}, "resultType": "complete"}),
+            json!({"content": [], "structuredContent": {"n": 1}, "_meta": {"trace": "t1"}}),
+        ] {
+            let read = ToolResult::from_json(raw.clone()).unwrap();
+            assert_eq!(ToolOutcome::from(read), ToolOutcome::relayed(raw));
+        }
+        // A verdict changed by hand is the one sent, and the one reported.
+        let mut result = ToolResult::from_json(json!({"content": [], "isError": true})).unwrap();
+        result.is_error = false;
+        let outcome = ToolOutcome::from(result);
+        assert_eq!(outcome.kind(), OutcomeKind::Success);
+        assert_eq!(outcome.relayed.unwrap()["isError"], false);
+        let mut result = ToolResult::from_json(json!({"content": []})).unwrap();
+        result.is_error = true;
+        let outcome = ToolOutcome::from(result);
+        assert_eq!(outcome.kind(), OutcomeKind::Declined);
+        assert_eq!(outcome.relayed.unwrap()["isError"], true);
+        // A `raw` that is no result any more: the fields are sent instead.
+        let mut result =
+            ToolResult::from_json(json!({"content": [{"type": "text", "text": "t"}]})).unwrap();
+        result.raw = json!(null);
+        let outcome = ToolOutcome::from(result);
+        assert!(outcome.relayed.is_none());
+        assert_eq!(outcome.content, [Content::text("t")]);
     }
 }

@@ -2,10 +2,12 @@
 //!
 //! A tool's schemas are compiled when the tool is built (see
 //! [`Schema`]) and shared by every clone, so checking a call
-//! costs a walk over the compiled nodes and never a parse.
+//! costs a walk over the compiled nodes and never a parse. A tool read
+//! from another server's `tools/list` (`decode.rs`) is compiled on its
+//! first check instead: a client that only shows a list never pays for it.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_core::ser::{Serialize, Serializer};
 use serde_json::value::RawValue;
@@ -17,6 +19,8 @@ use super::revision::Revision;
 use crate::error::Error;
 use crate::schema::Schema;
 
+#[cfg(feature = "client")]
+mod decode;
 mod presentation;
 mod rendered;
 
@@ -34,6 +38,9 @@ pub const MAX_TOOL_NAME_LEN: usize = 128;
 /// [`surface_fn`](crate::surface_fn) list closure runs on every request.
 /// Each field is sent to the clients whose revision knows it and left out
 /// for the others.
+///
+/// It is also what [`crate::client`] reads another server's `tools/list`
+/// into, so a gateway serves a listed tool as it serves its own.
 ///
 /// ```
 /// use serde_json::json;
@@ -67,10 +74,10 @@ struct ToolSpec {
     description: String,
     input_schema: Value,
     /// `input_schema` compiled, or why it cannot be.
-    input: Result<Schema, String>,
+    input: Compiled<Result<Schema, String>>,
     /// The arguments annotated with `x-mcp-header`, or the rule they break.
-    header_params: Result<Vec<HeaderParam>, String>,
-    output_schema: Option<(Value, Result<Schema, String>)>,
+    header_params: Compiled<Result<Vec<HeaderParam>, String>>,
+    output_schema: Option<(Value, Compiled<Result<Schema, String>>)>,
     /// The Rust type a typed handler decodes the arguments into.
     arguments: Option<ArgumentType>,
     annotations: Option<ToolAnnotations>,
@@ -82,6 +89,61 @@ struct ToolSpec {
     visible: Option<Visibility>,
     /// The tool as `tools/list` sends it, per view, made on first use.
     rendered: Renderings,
+    /// For a tool read from another server's list: the fields of its
+    /// definition this crate does not model, as sent (never sent on).
+    unmodelled: Option<Map<String, Value>>,
+}
+
+/// What is made of a schema (compiled, or its header parameters found):
+/// at once for a tool built here, on first use for one read from a list.
+#[derive(Clone, Debug)]
+struct Compiled<T>(OnceLock<T>);
+
+impl<T> Compiled<T> {
+    fn now(value: T) -> Compiled<T> {
+        Compiled(OnceLock::from(value))
+    }
+
+    fn later() -> Compiled<T> {
+        Compiled(OnceLock::new())
+    }
+
+    fn get(&self, make: impl FnOnce() -> T) -> &T {
+        self.0.get_or_init(make)
+    }
+}
+
+/// Not made yet equals anything: what is made later is made from the
+/// schema beside it, which the definition's equality compares. (The one
+/// value not made from the schema, a derived schema refused, is set at
+/// once, on a tool built here.)
+impl<T: PartialEq> PartialEq for Compiled<T> {
+    fn eq(&self, other: &Compiled<T>) -> bool {
+        match (self.0.get(), other.0.get()) {
+            (Some(mine), Some(theirs)) => mine == theirs,
+            _ => true,
+        }
+    }
+}
+
+impl ToolSpec {
+    /// `input_schema` compiled, or why it cannot be.
+    fn input(&self) -> &Result<Schema, String> {
+        self.input
+            .get(|| compile_object_schema(&self.input_schema, "inputSchema"))
+    }
+
+    /// The arguments annotated with `x-mcp-header`, or the rule they break.
+    fn header_params(&self) -> &Result<Vec<HeaderParam>, String> {
+        self.header_params.get(|| header_params(&self.input_schema))
+    }
+
+    /// The output schema compiled, or why it cannot be, when there is one.
+    fn output(&self) -> Option<&Result<Schema, String>> {
+        self.output_schema.as_ref().map(|(schema, compiled)| {
+            compiled.get(|| compile_object_schema(schema, "outputSchema"))
+        })
+    }
 }
 
 /// A tool's visibility predicate (see [`Tool::visible_when`]).
@@ -126,8 +188,8 @@ impl Tool {
                 name: name.into(),
                 title: None,
                 description: description.into(),
-                input: compile_object_schema(&input_schema, "inputSchema"),
-                header_params: Ok(Vec::new()),
+                input: Compiled::now(compile_object_schema(&input_schema, "inputSchema")),
+                header_params: Compiled::now(Ok(Vec::new())),
                 input_schema,
                 output_schema: None,
                 arguments: None,
@@ -137,6 +199,7 @@ impl Tool {
                 required_capabilities: None,
                 visible: None,
                 rendered: Renderings::default(),
+                unmodelled: None,
             }),
         }
     }
@@ -165,8 +228,8 @@ impl Tool {
     #[must_use]
     pub fn input_schema(mut self, schema: Value) -> Tool {
         let spec = self.edit();
-        spec.input = compile_object_schema(&schema, "inputSchema");
-        spec.header_params = header_params(&schema);
+        spec.input = Compiled::now(compile_object_schema(&schema, "inputSchema"));
+        spec.header_params = Compiled::now(header_params(&schema));
         spec.input_schema = schema;
         self
     }
@@ -177,7 +240,7 @@ impl Tool {
     /// reported to the event hook: a handler bug should not reach the model.
     #[must_use]
     pub fn output_schema(mut self, schema: Value) -> Tool {
-        let compiled = compile_object_schema(&schema, "outputSchema");
+        let compiled = Compiled::now(compile_object_schema(&schema, "outputSchema"));
         self.edit().output_schema = Some((schema, compiled));
         self
     }
@@ -270,7 +333,7 @@ impl Tool {
     /// be published.
     #[cfg(feature = "schemars")]
     pub(crate) fn refuse_input_schema(mut self, problem: String) -> Tool {
-        self.edit().input = Err(problem);
+        self.edit().input = Compiled::now(Err(problem));
         self
     }
 
@@ -278,7 +341,7 @@ impl Tool {
     #[cfg(feature = "schemars")]
     pub(crate) fn refuse_output_schema(mut self, problem: String) -> Tool {
         if let Some((_, compiled)) = &mut self.edit().output_schema {
-            *compiled = Err(problem);
+            *compiled = Compiled::now(Err(problem));
         }
         self
     }
@@ -339,6 +402,16 @@ impl Tool {
         self.spec.meta.as_ref()
     }
 
+    /// For a tool read from another server's `tools/list` (by
+    /// [`crate::client`]): the fields of its definition this crate does not
+    /// model — a newer revision's, a vendor's, or a known one of the wrong
+    /// type — as they were sent. `None` for a tool built here, and for a
+    /// listed tool that had none. A host serving the tool does not send
+    /// them on: it cannot vouch for fields it does not know.
+    pub fn unknown_fields(&self) -> Option<&Map<String, Value>> {
+        self.spec.unmodelled.as_ref()
+    }
+
     /// Checks the rules every published tool must meet: a name of 1 to 128
     /// characters from `A-Z a-z 0-9 _ - .`, a valid input schema that
     /// describes an object, and likewise an output schema if there is one.
@@ -388,19 +461,19 @@ impl Tool {
                 problem,
             });
         }
-        if let Err(problem) = &spec.input {
+        if let Err(problem) = spec.input() {
             return Err(Error::InvalidInputSchema {
                 tool: name.clone(),
                 problem: problem.clone(),
             });
         }
-        if let Err(problem) = &spec.header_params {
+        if let Err(problem) = spec.header_params() {
             return Err(Error::InvalidInputSchema {
                 tool: name.clone(),
                 problem: problem.clone(),
             });
         }
-        if let Some((_, Err(problem))) = &spec.output_schema {
+        if let Some(Err(problem)) = spec.output() {
             return Err(Error::InvalidOutputSchema {
                 tool: name.clone(),
                 problem: problem.clone(),
@@ -428,23 +501,25 @@ impl Tool {
     /// ```
     pub fn schema_warnings(&self) -> Vec<String> {
         let spec = &*self.spec;
-        let output = spec.output_schema.as_ref().map(|(_, compiled)| compiled);
-        [("inputSchema", Some(&spec.input)), ("outputSchema", output)]
-            .into_iter()
-            .filter_map(|(which, compiled)| Some((which, compiled?.as_ref().ok()?)))
-            .flat_map(|(which, schema)| {
-                schema
-                    .warnings()
-                    .iter()
-                    .map(move |warning| format!("{which} {warning}"))
-            })
-            .collect()
+        [
+            ("inputSchema", Some(spec.input())),
+            ("outputSchema", spec.output()),
+        ]
+        .into_iter()
+        .filter_map(|(which, compiled)| Some((which, compiled?.as_ref().ok()?)))
+        .flat_map(|(which, schema)| {
+            schema
+                .warnings()
+                .iter()
+                .map(move |warning| format!("{which} {warning}"))
+        })
+        .collect()
     }
 
     /// The arguments a 2026-07-28 client repeats in `Mcp-Param-*` headers
     /// (`x-mcp-header`), found once when the schema was set.
     pub(crate) fn header_params(&self) -> &[HeaderParam] {
-        self.spec.header_params.as_deref().unwrap_or_default()
+        self.spec.header_params().as_deref().unwrap_or_default()
     }
 
     /// Checks a call's arguments (already an object: absent and `null`
@@ -453,7 +528,7 @@ impl Tool {
     /// the model: a header line, then one line per violation.
     pub(crate) fn check_arguments(&self, args: &Value) -> Result<(), String> {
         let spec = &*self.spec;
-        match &spec.input {
+        match spec.input() {
             Ok(schema) => {
                 schema
                     .validate(args)
@@ -477,7 +552,7 @@ impl Tool {
     /// hook (the model only hears that the tool failed).
     pub(crate) fn check_structured_output(&self, structured: Option<&Value>) -> Result<(), String> {
         let spec = &*self.spec;
-        let Some((_, compiled)) = &spec.output_schema else {
+        let Some(compiled) = spec.output() else {
             return Ok(());
         };
         let schema = compiled.as_ref().map_err(|problem| {

@@ -45,7 +45,7 @@ impl Inner {
             options = options.timeout(left + DEADLINE_GRACE);
         }
         match self.call_remote(remote, args, options) {
-            Ok(result) => ToolOutcome::relayed(result.raw),
+            Ok(result) => ToolOutcome::from(result),
             // The server was told to stop; the call ends cancelled, not
             // declined (there is no verdict for the model to read).
             Err(ClientError::Cancelled) => ToolOutcome::cancelled(),

@@ -2,7 +2,11 @@
 //! snapshot of what the server lists, and calls forwarded to it with
 //! [`crate::client`] — over Streamable HTTP (`http.rs`: a pool of clients
 //! and the watch of the server's standalone stream) or to a child process
-//! over stdio (`stdio.rs`: one child, started again after it dies).
+//! over stdio (`stdio.rs`: one child, started again after it dies), both
+//! used through [`McpClient`]. The server's tools are the [`Tool`]s the
+//! client read, served under their exposed names, and its results the
+//! [`ToolResult`]s the client read, passed on as they came
+//! ([`ToolOutcome::from`]): nothing is converted on the way.
 //!
 //! The snapshot is the only thing the agent sees or reaches: `tools/list`
 //! answers from it, and a call is forwarded only for a name in it. It is
@@ -59,8 +63,7 @@ use crate::call::session_link::{Links, SessionLink};
 use crate::call::surface::sealed::Token;
 use crate::call::surface::ToolSurface;
 use crate::client::{
-    CallOptions, CancelHandle, Client, ClientBuilder, ClientError, StdioServer, ToolInfo,
-    ToolResult,
+    CallOptions, CancelHandle, ClientBuilder, ClientError, McpClient, StdioServer, ToolResult,
 };
 use crate::event::{Event, ServerStatus, LOG_TARGET};
 use crate::model::{Tool, ToolOutcome};
@@ -152,7 +155,7 @@ const RETRY: Duration = Duration::from_secs(1);
 /// while github.count() == 0 {
 ///     std::thread::sleep(std::time::Duration::from_millis(5));
 /// }
-/// let names: Vec<String> = client.list_tools()?.into_iter().map(|t| t.name).collect();
+/// let names: Vec<String> = client.list_tools()?.iter().map(|t| t.name().to_owned()).collect();
 /// assert_eq!(names, ["ping", "github_create_issue"]);
 /// let result = client.call_tool("github_create_issue", json!({}))?;
 /// assert_eq!(result.structured_content, Some(json!({"number": 7})));
@@ -454,12 +457,22 @@ impl Inner {
         }
     }
 
-    /// Lists the server's tools.
-    fn list(&self) -> Result<Vec<ToolInfo>, ClientError> {
+    /// Runs `work` with a client of the server — one of the HTTP pool, or
+    /// the stdio child's — and says whether a stdio child was started
+    /// again for it, other than the first.
+    fn with_client<T>(
+        &self,
+        work: impl FnOnce(&mut dyn McpClient) -> Result<T, ClientError>,
+    ) -> (Result<T, ClientError>, bool) {
         match &self.transport {
-            Transport::Http(pool) => pool.with_client(Client::list_tools),
-            Transport::Stdio(child) => child.run(crate::client::StdioClient::list_tools).0,
+            Transport::Http(pool) => (pool.with_client(|client| work(client)), false),
+            Transport::Stdio(child) => child.run(|client| work(&mut &*client)),
         }
+    }
+
+    /// Lists the server's tools.
+    fn list(&self) -> Result<Vec<Tool>, ClientError> {
+        self.with_client(|client| client.list_tools()).0
     }
 
     /// Calls the server's tool `remote`.
@@ -469,33 +482,22 @@ impl Inner {
         args: &Value,
         options: CallOptions<'_>,
     ) -> Result<ToolResult, ClientError> {
-        match &self.transport {
-            Transport::Http(pool) => {
-                pool.with_client(|client| client.call_tool_with(remote, args.clone(), options))
-            }
-            Transport::Stdio(child) => {
-                let (outcome, restarted) =
-                    child.run(|client| client.call_tool_with(remote, args.clone(), options));
-                if restarted {
-                    // A new process may list other tools.
-                    self.signal.want_refresh();
-                }
-                outcome
-            }
+        let (outcome, restarted) =
+            self.with_client(|client| client.call_tool_with(remote, args.clone(), options));
+        if restarted {
+            // A new process may list other tools.
+            self.signal.want_refresh();
         }
+        outcome
     }
 
     fn refresh(&self) -> Result<bool, ClientError> {
         let listed = self.list()?;
-        let definitions: Vec<Value> = listed.iter().map(|t| t.definition.clone()).collect();
-        if read(&self.snapshot).definitions == definitions {
+        if read(&self.snapshot).listed == listed {
             return Ok(false);
         }
-        let (snapshot, skipped) = Snapshot::of(
-            listed,
-            definitions,
-            self.qualified.then_some(self.name.as_str()),
-        );
+        let (snapshot, skipped) =
+            Snapshot::of(listed, self.qualified.then_some(self.name.as_str()));
         *self
             .snapshot
             .write()

@@ -5,8 +5,7 @@ use std::sync::{RwLock, RwLockReadGuard};
 
 use serde_json::{Map, Value};
 
-use crate::client::ToolInfo;
-use crate::model::{Icon, Tool, ToolAnnotations};
+use crate::model::Tool;
 
 /// The longest name every major model API accepts for a function.
 pub(super) const MAX_NAME: usize = 64;
@@ -17,81 +16,68 @@ pub(super) const MAX_NAME: usize = 64;
 pub(super) struct Snapshot {
     pub(super) tools: Vec<Tool>,
     pub(super) remote: HashMap<String, (Tool, String)>,
-    /// The definitions as listed, to tell whether a refresh changed them.
-    pub(super) definitions: Vec<Value>,
+    /// The tools as listed, to tell whether a refresh changed them.
+    pub(super) listed: Vec<Tool>,
 }
 
 impl Snapshot {
-    /// The snapshot of `listed` (whose `definitions` are given), each tool
-    /// exposed under `<prefix>_<name>`, or its own name without a prefix,
-    /// and the names of the tools left out: a name that cannot be exposed,
-    /// or that repeats one.
-    pub(super) fn of(
-        listed: Vec<ToolInfo>,
-        definitions: Vec<Value>,
-        prefix: Option<&str>,
-    ) -> (Snapshot, Vec<String>) {
-        let mut snapshot = Snapshot {
-            definitions,
-            ..Snapshot::default()
-        };
+    /// The snapshot of `listed`, each tool exposed under `<prefix>_<name>`,
+    /// or its own name without a prefix, and the names of the tools left
+    /// out: a name that cannot be exposed, or that repeats one.
+    pub(super) fn of(listed: Vec<Tool>, prefix: Option<&str>) -> (Snapshot, Vec<String>) {
+        let mut snapshot = Snapshot::default();
         let mut skipped = Vec::new();
-        for info in listed {
+        for tool in &listed {
+            let name = tool.name();
             let exposed = match prefix {
-                Some(prefix) => format!("{prefix}_{}", info.name),
-                None => info.name.clone(),
+                Some(prefix) => format!("{prefix}_{name}"),
+                None => name.to_owned(),
             };
             // An empty remote name would be exposed as the bare prefix
             // (`<server>_`), which names no tool of the server.
-            if info.name.is_empty()
+            if name.is_empty()
                 || !valid_name(&exposed)
                 || exposed.len() > MAX_NAME
                 || snapshot.remote.contains_key(&exposed)
             {
-                skipped.push(info.name);
+                skipped.push(name.to_owned());
                 continue;
             }
-            let tool = exposed_tool(&exposed, &info);
+            let remote = name.to_owned();
+            let tool = exposed_tool(tool.clone(), exposed.clone());
+            // A listed tool's schemas are compiled on its first check:
+            // here, on the refresh, rather than in the agent's next
+            // tools/list. (A tool that fails is left out there, as any
+            // surface's invalid tool is.)
+            let _ = tool.validate();
             snapshot.tools.push(tool.clone());
-            snapshot.remote.insert(exposed, (tool, info.name));
+            snapshot.remote.insert(exposed, (tool, remote));
         }
+        snapshot.listed = listed;
         (snapshot, skipped)
     }
 }
 
-/// The server's tool as this host lists it: the exposed name, with the
-/// server's description, title, schemas, annotations, icons and `_meta`
-/// (each sent on to the agent where its revision has them).
-fn exposed_tool(exposed: &str, info: &ToolInfo) -> Tool {
-    let mut tool = Tool::new(exposed, info.description.clone().unwrap_or_default())
-        .input_schema(info.input_schema().clone());
-    if let Some(title) = &info.title {
-        tool = tool.title(title.clone());
+/// The server's tool as this host lists it: under the exposed name, with
+/// everything the server said of it (each field sent on to the agent where
+/// its revision has it) but the protocol's own `_meta` keys.
+fn exposed_tool(tool: Tool, exposed: String) -> Tool {
+    let tool = tool.renamed(exposed);
+    let Some(meta) = tool.meta_json() else {
+        return tool;
+    };
+    if !meta.keys().any(|key| reserved_meta_key(key)) {
+        return tool;
     }
-    if let Some(schema) = info.output_schema() {
-        tool = tool.output_schema(schema.clone());
-    }
-    if let Some(annotations) = info.definition.get("annotations").filter(|a| a.is_object()) {
-        tool = tool.annotations(ToolAnnotations::from_json(annotations));
-    }
-    let icons = info.definition.get("icons").and_then(Value::as_array);
-    for icon in icons.into_iter().flatten().filter_map(Icon::from_json) {
-        tool = tool.icon(icon);
-    }
-    if let Some(Value::Object(meta)) = info.definition.get("_meta") {
-        // The protocol's own keys speak for the host the agent talks to;
-        // a server behind it must not stamp them (a serverInfo there would
-        // let it pass for another server), as results already drop them.
-        let meta: Map<String, Value> = meta
-            .iter()
-            .filter(|(key, _)| !reserved_meta_key(key))
-            .map(|(key, value)| (key.clone(), value.clone()))
-            .collect();
-        if !meta.is_empty() {
-            tool = tool.meta(meta);
-        }
-    }
-    tool
+    // The protocol's own keys speak for the host the agent talks to;
+    // a server behind it must not stamp them (a serverInfo there would
+    // let it pass for another server), as results already drop them.
+    let meta: Map<String, Value> = meta
+        .iter()
+        .filter(|(key, _)| !reserved_meta_key(key))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    tool.with_meta((!meta.is_empty()).then_some(meta))
 }
 
 /// Whether a `_meta` key is in a namespace MCP reserves: a prefix (before

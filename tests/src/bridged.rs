@@ -25,7 +25,7 @@ pub fn tool_names(client: &mut Client) -> Vec<String> {
         .list_tools()
         .unwrap()
         .into_iter()
-        .map(|t| t.name)
+        .map(|t| t.name().to_owned())
         .collect()
 }
 
@@ -67,7 +67,7 @@ pub fn check_python_sdk_bridged(client: &mut Client, context: &str) {
         .list_tools()
         .unwrap()
         .into_iter()
-        .map(|t| t.name)
+        .map(|t| t.name().to_owned())
         .collect();
     listed.sort_unstable();
     assert_eq!(

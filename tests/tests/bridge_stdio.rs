@@ -11,7 +11,7 @@ use std::thread;
 use std::time::Duration;
 
 use serde_json::json;
-use toolhost::client::{CallOptions, ClientError, Era, StdioServer};
+use toolhost::client::{CallOptions, ClientError, Era, McpClient, StdioServer, ToolResult};
 use toolhost::relay::{AUTHORIZATION_VAR, URL_VAR};
 use toolhost::{
     Elicitation, Event, HostConfig, Icon, LogLevel, McpServerLayer, StaticSurface, Tool,
@@ -142,19 +142,19 @@ fn the_stdio_servers_tools_are_listed_qualified_and_a_call_is_forwarded_with_its
         .connect()
         .unwrap();
     let listed = client.list_tools().unwrap();
-    let names: Vec<&str> = listed.iter().map(|t| t.name.as_str()).collect();
+    let names: Vec<&str> = listed.iter().map(|t| t.name()).collect();
     assert_eq!(names, ["echo", "remote_count", "remote_wait"]);
     // The server's annotations and icons come along (2025-11-25 has both);
     // a tool that has none gets none.
     assert_eq!(
-        listed[1].definition["annotations"],
+        serde_json::to_value(listed[1].hints()).unwrap(),
         json!({"title": "Count", "readOnlyHint": true})
     );
     assert_eq!(
-        listed[1].definition["icons"],
+        serde_json::to_value(listed[1].icons()).unwrap(),
         json!([{"src": "data:image/svg+xml;base64,PHN2Zy8+", "sizes": ["any"]}])
     );
-    assert!(listed[2].definition.get("annotations").is_none());
+    assert!(listed[2].hints().is_none());
 
     let (mut reports, mut logs) = (Vec::new(), Vec::new());
     let result = client
@@ -569,5 +569,73 @@ fn a_log_message_that_belongs_to_no_call_reaches_the_hook_under_the_servers_name
     assert_eq!(
         shown.to_string(),
         "MCP server \"scripted\" logged at notice (scripted): initialized; no call in flight"
+    );
+}
+
+/// What one generic helper sees through [`McpClient`]: the server answers
+/// `ping`, the tools it lists, and what `count` and an unknown tool came to.
+fn through_the_trait(client: &mut impl McpClient) -> (Vec<String>, ToolResult, ToolResult) {
+    client.ping().unwrap();
+    let names = client
+        .list_tools()
+        .unwrap()
+        .iter()
+        .map(|tool| tool.name().to_owned())
+        .collect();
+    let counted = client.call_tool("count", json!({"from": 1})).unwrap();
+    let unknown = client.call_tool("no_such_tool", json!({})).unwrap();
+    (names, counted, unknown)
+}
+
+#[test]
+fn both_clients_list_and_call_through_one_trait_and_only_the_owned_stdio_client_ends_its_server_on_close(
+) {
+    let seen = Arc::new(Seen::default());
+    let remote_host = host();
+    let remote = remote_host.open_session(remote_tools(&seen));
+    let mut http = remote
+        .client_builder()
+        .era(Era::Stateful)
+        .connect()
+        .unwrap();
+    let stdio = server_for(&remote).connect().unwrap();
+    let (http_names, http_counted, http_unknown) = through_the_trait(&mut http);
+    // A client shared between threads is used through `&StdioClient`.
+    let (stdio_names, stdio_counted, stdio_unknown) = through_the_trait(&mut &stdio);
+    assert_eq!(http_names, ["count", "wait"]);
+    assert_eq!(stdio_names, http_names);
+    for counted in [&http_counted, &stdio_counted] {
+        assert!(!counted.is_error, "{counted:?}");
+        assert_eq!(
+            counted.structured_content,
+            Some(json!({"from": 1, "to": 3}))
+        );
+    }
+    for unknown in [&http_unknown, &stdio_unknown] {
+        assert!(
+            unknown.is_error && unknown.text().contains("Unknown tool"),
+            "{unknown:?}"
+        );
+    }
+    assert_eq!(
+        seen.counted.load(Ordering::SeqCst),
+        2,
+        "each client's call ran once"
+    );
+
+    // Closing a shared reference ends nothing; closing the client itself
+    // ends its server, as dropping it does.
+    let pid = stdio.id();
+    McpClient::close(&stdio).unwrap();
+    assert!(stdio.closed().is_none() && process_exists(pid));
+    assert_eq!(McpClient::revision(&stdio), stdio.revision());
+    McpClient::close(stdio).unwrap();
+    wait_for("the closed server's process to be reaped", || {
+        !process_exists(pid)
+    });
+    McpClient::close(http).unwrap();
+    assert!(
+        remote.client_builder().era(Era::Stateful).connect().is_ok(),
+        "the host serves on after a client's close"
     );
 }

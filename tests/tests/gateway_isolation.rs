@@ -447,7 +447,7 @@ fn empty_and_colliding_names_are_left_out_with_an_event_and_reserved_meta_is_not
     let (_host, session) = gateway(&log, vec![("names", layer)]);
     let mut client = session.client().unwrap();
     let tools = client.list_tools().unwrap();
-    let listed: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    let listed: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     assert_eq!(listed, ["echo", "names_ok", "names_meta"]);
     assert!(
         !listed.contains(&"names_"),
@@ -463,12 +463,12 @@ fn empty_and_colliding_names_are_left_out_with_an_event_and_reserved_meta_is_not
         "{}",
         faults[0]
     );
-    let meta = &tools[2].definition["_meta"];
+    let meta = tools[2].meta_json().unwrap();
     assert_eq!(meta.get("com.example/owner"), Some(&json!("tests")));
     assert_eq!(
         meta.get("io.modelcontextprotocol/serverInfo"),
         None,
-        "{meta}"
+        "{meta:?}"
     );
 }
 

@@ -35,11 +35,12 @@ use super::answer::{response_body, Refusal};
 use super::call::CallOptions;
 use super::error::ClientError;
 use super::rpc::{self, Identity, Mode};
-use super::tools::{self, ToolInfo, ToolResult};
+use super::tools;
+use super::ToolResult;
 use super::{call_params, ServerInfo};
 use crate::child::{Group, Input, Watch};
 use crate::model::jsonrpc::RpcError;
-use crate::model::Revision;
+use crate::model::{Revision, Tool};
 use crate::sync::lock;
 
 /// A callback of the reader thread.
@@ -243,7 +244,7 @@ impl StdioClient {
     /// [`ClientError::Rpc`] when the server refuses, [`ClientError::Closed`]
     /// when it is gone, [`ClientError::Timeout`], or
     /// [`ClientError::Malformed`] for a page that is not a tool list.
-    pub fn list_tools(&self) -> Result<Vec<ToolInfo>, ClientError> {
+    pub fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
         tools::list_pages(|params| self.request("tools/list", params, None, self.timeout))
     }
 
@@ -287,7 +288,7 @@ impl StdioClient {
             Some(&mut options),
             timeout,
         )?;
-        ToolResult::from_json(result)
+        tools::read_result(result)
     }
 
     /// Checks the server answers `ping`.

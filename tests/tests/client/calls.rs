@@ -4,8 +4,8 @@
 use std::sync::atomic::Ordering;
 
 use serde_json::json;
-use toolhost::client::{Client, ClientError, ContentBlock, Era};
-use toolhost::{HostConfig, Revision, StaticSurface, ToolHost};
+use toolhost::client::{Client, ClientError, Era};
+use toolhost::{Content, HostConfig, Revision, StaticSurface, ToolHost};
 use toolhost_tests::{Conn, EventLog, JSON_HEADERS};
 
 use crate::{client, host_with_tools, ERAS};
@@ -17,22 +17,24 @@ fn the_client_lists_and_calls_tools_in_both_eras_through_the_real_endpoint() {
         let mut client = client(&session, era);
         assert_eq!(client.era(), era);
         let tools = client.list_tools().unwrap();
-        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
         assert_eq!(
             names,
             ["echo", "add", "quota", "boom", "wait", "count", "summarize"]
         );
-        assert_eq!(tools[0].input_schema()["required"], json!(["text"]));
-        assert_eq!(tools[1].title.as_deref(), Some("Add"));
+        assert_eq!(tools[0].input_schema_json()["required"], json!(["text"]));
+        assert_eq!(tools[1].title_text(), Some("Add"));
 
         let echoed = client.call_tool("echo", json!({"text": "hi"})).unwrap();
-        assert_eq!(echoed.content, [ContentBlock::Text { text: "hi".into() }]);
+        assert_eq!(echoed.content, [Content::text("hi")]);
         assert!(!echoed.is_error);
         let added = client.call_tool("add", json!({"a": 2, "b": 3})).unwrap();
         assert_eq!(added.text(), "5");
         assert_eq!(added.structured_content, Some(json!({"sum": 5})));
-        assert!(
-            matches!(&added.content[1], ContentBlock::Image { mime_type, .. } if mime_type == "image/png")
+        let image = serde_json::to_value(&added.content[1]).unwrap();
+        assert_eq!(
+            (&image["type"], &image["mimeType"]),
+            (&json!("image"), &json!("image/png"))
         );
     }
     assert_eq!(hits.load(Ordering::SeqCst), 4);

@@ -27,7 +27,7 @@ fn the_client_lists_and_calls_the_python_sdk_server_tools_in_both_eras() {
         let mut client = python_client(era);
         assert_eq!(client.era(), era);
         let tools = client.list_tools().unwrap();
-        let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
         names.sort_unstable();
         assert_eq!(
             names,
@@ -42,9 +42,9 @@ fn the_client_lists_and_calls_the_python_sdk_server_tools_in_both_eras() {
             ],
             "{era:?}"
         );
-        let add = tools.iter().find(|t| t.name == "add").unwrap();
-        assert_eq!(add.input_schema()["required"], json!(["a", "b"]));
-        assert!(add.output_schema().is_some());
+        let add = tools.iter().find(|t| t.name() == "add").unwrap();
+        assert_eq!(add.input_schema_json()["required"], json!(["a", "b"]));
+        assert!(add.output_schema_json().is_some());
 
         let echoed = client.call_tool("echo", json!({"text": "hi"})).unwrap();
         assert_eq!(echoed.text(), "hi", "{era:?}");

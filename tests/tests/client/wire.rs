@@ -19,7 +19,7 @@ fn list_tools_follows_next_cursor_until_the_last_page() {
         page(&["d"], None),
     ]);
     let tools = stateless(&server.url).list_tools().unwrap();
-    let names: Vec<String> = tools.into_iter().map(|t| t.name).collect();
+    let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     assert_eq!(names, ["a", "b", "c", "d"]);
     let (seen, connections) = server.done.join().unwrap();
     assert_eq!(connections, 1, "one keep-alive connection for every page");
