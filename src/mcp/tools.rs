@@ -399,7 +399,7 @@ pub(super) fn finish_result(
     success(request_id, result)
 }
 
-/// The `-32021` error when the client lacks a capability the tool requires.
+/// The [`MISSING_CLIENT_CAPABILITY`] error when the client lacks a capability the tool requires.
 fn missing_capabilities(tool: &Tool, declared: &Value) -> Option<RpcError> {
     let required = tool.required_client_capabilities()?;
     let missing: Vec<&str> = required
