@@ -311,7 +311,7 @@ impl ToolSession {
     /// Claude Code's MCP configuration: `{"mcpServers": {NAME: {"type":
     /// "http", "url", "headers": {"Authorization"}}}}`, with the bearer in
     /// it. Write it to a file only you can read
-    /// ([`write_private_file`](crate::write_private_file)) and start
+    /// ([`write_private_file`]) and start
     /// `claude --mcp-config <that file>`. Never pass the JSON text itself as
     /// the argument, which `--mcp-config` also takes: a command line is in
     /// `/proc/PID/cmdline`, which every user of the machine can read.
@@ -342,7 +342,7 @@ impl ToolSession {
     /// Gemini CLI's MCP configuration: `{"mcpServers": {NAME: {"httpUrl",
     /// "headers": {"Authorization"}}}}`, with the bearer in it. Write it to
     /// a file only you can read
-    /// ([`write_private_file`](crate::write_private_file)) and start
+    /// ([`write_private_file`]) and start
     /// `gemini` with `GEMINI_CLI_SYSTEM_SETTINGS_PATH` naming that file:
     /// Gemini CLI merges its `mcpServers` over the user's and the
     /// project's, server by server, for that run only. (Merged into a
@@ -367,7 +367,7 @@ impl ToolSession {
     /// VS Code's MCP configuration: the content of a workspace's
     /// `.vscode/mcp.json` (or of the user profile's `mcp.json`), with the
     /// bearer in it, so the file must be readable by you alone
-    /// ([`write_private_file`](crate::write_private_file)).
+    /// ([`write_private_file`]).
     ///
     /// ```
     /// use toolhost::{HostConfig, StaticSurface, ToolHost};

@@ -154,7 +154,7 @@ impl ClientBuilder {
 
     /// The largest message the client reads from the server, in bytes
     /// (16 MiB by default,
-    /// [`DEFAULT_MAX_MESSAGE_BYTES`](crate::client::DEFAULT_MAX_MESSAGE_BYTES),
+    /// [`DEFAULT_MAX_MESSAGE_BYTES`],
     /// the same as a stdio server's; 0 counts as 1): a JSON response body, or one event of
     /// an event stream (a notification, a question, the response). Reading
     /// stops at the limit — nothing past it is buffered — and the request

@@ -13,7 +13,7 @@
 //! refreshed on demand ([`McpServerLayer::refresh`]), at each
 //! `notifications/tools/list_changed` the server sends (on its standalone
 //! stream, which a thread of the layer keeps open with
-//! [`Client::watch_tools_changed`] when an HTTP server issued an MCP
+//! [`Client::watch_tools_changed`](crate::client::Client::watch_tools_changed) when an HTTP server issued an MCP
 //! session; on its stdout for a stdio server, which wakes the refresh
 //! thread), after a stdio server was started again, and on an interval by
 //! the refresh thread, for HTTP servers of 2026-07-28 (whose list changes

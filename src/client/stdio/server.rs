@@ -145,7 +145,7 @@ impl StdioServer {
 
     /// The longest message the server may write, in bytes, one line of
     /// JSON-RPC (16 MiB by default,
-    /// [`DEFAULT_MAX_MESSAGE_BYTES`](crate::client::DEFAULT_MAX_MESSAGE_BYTES)). A longer line is skipped while it is read, never buffered
+    /// [`DEFAULT_MAX_MESSAGE_BYTES`]). A longer line is skipped while it is read, never buffered
     /// whole, so a runaway server costs this process at most about the
     /// limit; the request it answered fails with
     /// [`ClientError::TooLarge`] (told by the id at either end of
