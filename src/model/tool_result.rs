@@ -25,6 +25,7 @@ use super::content::Content;
 /// from JSON).
 ///
 /// ```
+/// # #[cfg(feature = "client")] {
 /// use serde_json::json;
 /// use toolhost::{Content, HostConfig, OutcomeKind, StaticSurface, Tool, ToolHost, ToolOutcome};
 ///
@@ -37,6 +38,7 @@ use super::content::Content;
 /// assert_eq!(result.content, [Content::text("hello")]);
 /// assert!(!result.is_error);
 /// assert_eq!(ToolOutcome::from(result).kind(), OutcomeKind::Success);
+/// # }
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -103,6 +105,7 @@ impl ToolResult {
     /// The text of every text block, joined with newlines.
     ///
     /// ```
+    /// # #[cfg(feature = "client")] {
     /// use serde_json::json;
     /// use toolhost::{Content, HostConfig, StaticSurface, Tool, ToolHost, ToolOutcome};
     ///
@@ -114,6 +117,7 @@ impl ToolResult {
     /// let result = session.client()?.call_tool("greet", json!({}))?;
     /// assert_eq!(result.text(), "hello\nthere");
     /// assert!(!result.is_error);
+    /// # }
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn text(&self) -> String {
