@@ -56,7 +56,7 @@ pub use driver::{
     Prompt, ToolCallReport, TurnCancel, TurnSummary, Update, ACP_VERSION,
     DEFAULT_MAX_MESSAGE_BYTES,
 };
-#[cfg(all(test, feature = "acp-driver"))]
+#[cfg(all(test, feature = "acp-driver", feature = "client"))]
 pub(crate) use driver::{DEFAULT_SETUP_TIMEOUT, DEFAULT_TURN_TIMEOUT};
 
 pub(crate) use entries::{mcp_servers_using, stdio_relay_entry};

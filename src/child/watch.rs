@@ -73,8 +73,12 @@ pub(crate) enum Incoming {
         /// The limit in force.
         limit: usize,
         /// The first bytes of the line (at most 512).
+        // Only the stdio client (feature `client`) reports the two ends;
+        // the ACP driver names size and limit alone.
+        #[cfg_attr(not(feature = "client"), allow(dead_code))]
         head: Vec<u8>,
         /// The last bytes of the line (at most 512).
+        #[cfg_attr(not(feature = "client"), allow(dead_code))]
         tail: Vec<u8>,
     },
     /// The child is gone, and why: the last thing the sink hears.

@@ -47,6 +47,8 @@ pub(crate) const SERVER_ERROR: i64 = -32000;
 pub(crate) const SESSION_NOT_FOUND: i64 = -32001;
 /// Implementation-defined: the server sent nothing in time (the code the
 /// official SDKs' clients give a request that timed out).
+// Only the relay (feature `client`) answers with it.
+#[cfg_attr(not(feature = "client"), allow(dead_code))]
 pub(crate) const REQUEST_TIMEOUT: i64 = -32001;
 
 /// A JSON-RPC error object.
@@ -72,6 +74,9 @@ impl RpcError {
 
     /// Reads an error object as it arrived ([`Message::Error`]); `None`
     /// without an integer code and a string message.
+    // Only the peers that read answers (features `client`, `acp-driver`)
+    // use it; the host reads none.
+    #[cfg_attr(not(any(feature = "client", feature = "acp-driver")), allow(dead_code))]
     pub(crate) fn read(error: &Value) -> Option<RpcError> {
         let mut read = RpcError::new(
             error.get("code")?.as_i64()?,

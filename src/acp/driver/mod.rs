@@ -36,7 +36,8 @@ pub const ACP_VERSION: u64 = 1;
 
 /// The default of [`Agent::set_timeout`].
 pub(crate) const DEFAULT_SETUP_TIMEOUT: Duration = Duration::from_secs(120);
-#[cfg(test)]
+// For the README's tests (`readme.rs`), which need both features.
+#[cfg(all(test, feature = "client"))]
 pub(crate) use turn::DEFAULT_TURN_TIMEOUT;
 
 /// An ACP agent process, driven over its stdin and stdout: start it,

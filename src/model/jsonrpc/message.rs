@@ -147,7 +147,10 @@ pub(super) const NEITHER: &str = "the message is neither a request, a notificati
 
 impl<J: Json> Message<J> {
     /// Classifies one message by its shape (see [`Message`]); anything but
-    /// an object is invalid.
+    /// an object is invalid. (The host reads its bodies through
+    /// [`Message::shape`] with its own checks, so only the other peers,
+    /// features `client` and `acp-driver`, call this.)
+    #[cfg_attr(not(any(feature = "client", feature = "acp-driver")), allow(dead_code))]
     pub(crate) fn of(message: J) -> Message<J> {
         match message.into_members() {
             Some(members) => Message::shape(members, None),
@@ -191,7 +194,9 @@ impl<J: Json> Message<J> {
         }
     }
 
-    /// The method of a request or a notification.
+    /// The method of a request or a notification (the relay's, feature
+    /// `client`).
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
     pub(crate) fn method(&self) -> Option<&str> {
         match self {
             Message::Request { method, .. } | Message::Notification { method, .. } => {
