@@ -624,15 +624,21 @@ fn both_clients_list_and_call_through_one_trait_and_only_the_owned_stdio_client_
     );
 
     // Closing a shared reference ends nothing; closing the client itself
-    // ends its server, as dropping it does.
+    // ends its server, as dropping it does. (Whether the process is there
+    // is read in /proc, so only where there is one.)
     let pid = stdio.id();
     McpClient::close(&stdio).unwrap();
-    assert!(stdio.closed().is_none() && process_exists(pid));
+    assert!(stdio.closed().is_none());
+    if cfg!(unix) {
+        assert!(process_exists(pid));
+    }
     assert_eq!(McpClient::revision(&stdio), stdio.revision());
     McpClient::close(stdio).unwrap();
-    wait_for("the closed server's process to be reaped", || {
-        !process_exists(pid)
-    });
+    if cfg!(unix) {
+        wait_for("the closed server's process to be reaped", || {
+            !process_exists(pid)
+        });
+    }
     McpClient::close(http).unwrap();
     assert!(
         remote.client_builder().era(Era::Stateful).connect().is_ok(),
