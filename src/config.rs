@@ -334,7 +334,8 @@ impl HostConfig {
     /// ([`CallContext::is_cancelled`](crate::CallContext::is_cancelled)), and
     /// [`Event::CallTimedOut`] is reported. The handler itself is not stopped
     /// — no thread can be — and keeps its worker and call slot until it
-    /// returns; its late result is dropped. No deadline by default.
+    /// returns; its late result is dropped. No deadline by default; zero
+    /// is refused.
     #[must_use]
     pub fn call_timeout(mut self, limit: Duration) -> HostConfig {
         self.runtime.call_timeout = Some(limit);
@@ -463,12 +464,26 @@ impl HostConfig {
                 });
             }
         }
+        if self
+            .runtime
+            .call_timeout
+            .is_some_and(|limit| limit.is_zero())
+        {
+            return Err(Error::InvalidConfig {
+                setting: "call_timeout",
+                problem: ZERO_DEADLINE.into(),
+            });
+        }
         Ok(addrs)
     }
 }
 
 /// Why a zero keep-alive interval is refused.
 const ZERO_INTERVAL: &str = "a zero keep-alive interval would spin; use at least a millisecond";
+
+/// Why a zero call deadline is refused.
+pub(crate) const ZERO_DEADLINE: &str =
+    "a zero deadline would end every call as it arrives; use at least a millisecond, or set none";
 
 /// Why a zero timeout is refused.
 const ZERO_TIMEOUT: &str = "a zero timeout would mean none; use at least a millisecond";

@@ -275,10 +275,15 @@ impl ClientBuilder {
                 ),
             });
         }
-        if self.timeout.is_zero() || self.connect_timeout.is_zero() {
-            return Err(ClientError::InvalidConfig {
-                problem: "timeouts must be longer than zero".into(),
-            });
+        for (setting, value) in [
+            ("ClientBuilder::timeout", self.timeout),
+            ("ClientBuilder::connect_timeout", self.connect_timeout),
+        ] {
+            if value.is_zero() {
+                return Err(ClientError::InvalidConfig {
+                    problem: format!("{setting} must be longer than zero"),
+                });
+            }
         }
         Ok(Settings {
             target,
@@ -375,11 +380,23 @@ mod tests {
             .connect()
             .unwrap_err();
         assert!(err.to_string().contains("capabilities"), "{err}");
-        let err = ClientBuilder::new("http://127.0.0.1:1/")
-            .timeout(Duration::ZERO)
-            .connect()
-            .unwrap_err();
-        assert!(err.to_string().contains("longer than zero"), "{err}");
+        for (builder, setting) in [
+            (
+                ClientBuilder::new("http://127.0.0.1:1/").timeout(Duration::ZERO),
+                "ClientBuilder::timeout must be longer than zero",
+            ),
+            (
+                ClientBuilder::new("http://127.0.0.1:1/").connect_timeout(Duration::ZERO),
+                "ClientBuilder::connect_timeout must be longer than zero",
+            ),
+        ] {
+            let err = builder.connect().unwrap_err();
+            assert!(
+                matches!(err, ClientError::InvalidConfig { .. })
+                    && err.to_string().contains(setting),
+                "{err}"
+            );
+        }
     }
 
     #[test]

@@ -129,7 +129,7 @@ impl McpServerBuilder {
     /// setting, and the server is told to stop
     /// (`notifications/cancelled`). The host's own
     /// [`HostConfig::call_timeout`](crate::HostConfig::call_timeout), when
-    /// shorter, applies instead.
+    /// shorter, applies instead. Zero is refused when the layer is built.
     #[must_use]
     pub fn call_timeout(mut self, limit: Duration) -> McpServerBuilder {
         self.call_timeout = limit;
@@ -197,8 +197,9 @@ impl McpServerBuilder {
     ///
     /// # Errors
     /// [`ClientError::InvalidConfig`] for a server name that breaks the
-    /// rule [`McpServerBuilder::connect`] gives; nothing else is checked
-    /// before the background connects.
+    /// rule [`McpServerBuilder::connect`] gives, or a zero
+    /// [`call_timeout`](McpServerBuilder::call_timeout); nothing else is
+    /// checked before the background connects.
     pub fn start(self) -> Result<McpServerLayer, ClientError> {
         let interval = self.refresh_every;
         let inner = self.build()?;
@@ -217,7 +218,9 @@ impl McpServerBuilder {
     /// rule a host's own name follows (1 to 32 of `A-Za-z0-9-_`, starting
     /// with a letter, no `__`, no trailing `_`: the prefix lands inside the
     /// `mcp__<host>__<server>_<tool>` names agents make, and a `__` in it
-    /// would split them wrong); otherwise whatever kept the server from
+    /// would split them wrong) or a zero
+    /// [`call_timeout`](McpServerBuilder::call_timeout); otherwise whatever
+    /// kept the server from
     /// connecting or listing ([`ClientError::Spawn`] for a stdio command
     /// that cannot start).
     pub fn connect(self) -> Result<McpServerLayer, ClientError> {
@@ -233,6 +236,14 @@ impl McpServerBuilder {
         crate::acp::validate_server_name(&self.name).map_err(|err| ClientError::InvalidConfig {
             problem: err.to_string(),
         })?;
+        if self.call_timeout.is_zero() {
+            return Err(ClientError::InvalidConfig {
+                problem: format!(
+                    "McpServerBuilder::call_timeout: {}",
+                    crate::config::ZERO_DEADLINE
+                ),
+            });
+        }
         // Declared so the server may ask; each question is put to the agent
         // only if the agent declared the same (see `ask_agent`).
         let asks = json!({"elicitation": {}, "sampling": {}, "roots": {}});

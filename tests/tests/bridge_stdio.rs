@@ -359,7 +359,8 @@ fn a_command_that_cannot_start_or_exits_at_once_fails_at_connect_saying_why() {
 
 #[test]
 #[cfg_attr(windows, ignore = "Unix only: its command is an sh script")]
-fn a_server_name_that_breaks_the_hosts_name_rule_is_refused_before_anything_starts() {
+fn a_server_name_that_breaks_the_hosts_name_rule_or_a_zero_deadline_is_refused_before_anything_starts(
+) {
     let dir = std::env::temp_dir().join(format!("toolhost-name-rule-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let marker = dir.join("started");
@@ -375,6 +376,23 @@ fn a_server_name_that_breaks_the_hosts_name_rule_is_refused_before_anything_star
             .expect_err(name);
         assert!(matches!(err, ClientError::InvalidConfig { .. }), "{err:?}");
         assert!(err.to_string().contains(why), "{name}: {err}");
+    }
+    // So is a zero deadline, by `start` as by `connect`.
+    for err in [
+        McpServerLayer::stdio("ok-name", touching())
+            .call_timeout(Duration::ZERO)
+            .connect()
+            .expect_err("zero deadline"),
+        McpServerLayer::stdio("ok-name", touching())
+            .call_timeout(Duration::ZERO)
+            .start()
+            .expect_err("zero deadline"),
+    ] {
+        assert!(matches!(err, ClientError::InvalidConfig { .. }), "{err:?}");
+        assert!(
+            err.to_string().contains("McpServerBuilder::call_timeout"),
+            "{err}"
+        );
     }
     assert!(!marker.exists(), "no command was started");
     // The same command under a valid name is started (and fails, as it

@@ -653,6 +653,10 @@ fn settings_that_would_mean_no_limit_or_a_spin_are_refused_by_name() {
             "call_keep_alive",
         ),
         (HostConfig::default().workers(0), "workers"),
+        (
+            HostConfig::default().call_timeout(Duration::ZERO),
+            "call_timeout",
+        ),
     ] {
         let err = ToolHost::bind(config).unwrap_err();
         assert!(err.to_string().contains(setting), "{setting}: {err}");

@@ -409,3 +409,20 @@ read line"#;
     let answered = outcomes.iter().filter(|outcome| outcome.is_ok()).count();
     assert_eq!((too_large, answered), (1, 1), "{outcomes:?}");
 }
+
+#[test]
+fn a_zero_timeout_is_refused_naming_the_setting_before_anything_is_started() {
+    // A program that cannot be started would fail with `Spawn`: the
+    // setting is checked first.
+    let err = StdioServer::new("no-such-program-toolhost-test")
+        .timeout(Duration::ZERO)
+        .connect()
+        .unwrap_err();
+    assert!(
+        matches!(err, ClientError::InvalidConfig { .. })
+            && err
+                .to_string()
+                .contains("StdioServer::timeout must be longer than zero"),
+        "{err}"
+    );
+}

@@ -110,6 +110,13 @@ pub struct StdioClient {
 
 impl StdioClient {
     fn start(config: &StdioServer) -> Result<StdioClient, ClientError> {
+        if config.timeout.is_zero() {
+            // Checked before anything is started: every wait would end at
+            // once, so the handshake could only fail.
+            return Err(ClientError::InvalidConfig {
+                problem: "StdioServer::timeout must be longer than zero".into(),
+            });
+        }
         let program = config.program();
         let spawn_error = |source| ClientError::Spawn {
             program: program.clone(),

@@ -126,7 +126,8 @@ impl StdioServer {
     /// How long the server may stay silent while the client waits for an
     /// answer, the `initialize` handshake included (60 s by default: a
     /// first `npx` run downloads the server). Every message from the server for a call — a
-    /// progress report, a log message — starts the wait again.
+    /// progress report, a log message — starts the wait again. Zero is
+    /// refused by [`connect`](StdioServer::connect).
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> StdioServer {
         self.timeout = timeout;
@@ -238,7 +239,9 @@ impl StdioServer {
     /// it), [`ClientError::Closed`] when it exits before it has answered
     /// (with the last lines it wrote to stderr), [`ClientError::Timeout`],
     /// [`ClientError::Rpc`] when it refuses every revision offered, and
-    /// [`ClientError::Malformed`] for an answer that is not MCP.
+    /// [`ClientError::Malformed`] for an answer that is not MCP;
+    /// [`ClientError::InvalidConfig`], before anything is started, for a
+    /// zero [`timeout`](StdioServer::timeout).
     pub fn connect(&self) -> Result<StdioClient, ClientError> {
         StdioClient::start(self)
     }
