@@ -483,7 +483,7 @@ const ZERO_INTERVAL: &str = "a zero keep-alive interval would spin; use at least
 
 /// Why a zero call deadline is refused.
 pub(crate) const ZERO_DEADLINE: &str =
-    "a zero deadline would end every call as it arrives; use at least a millisecond, or set none";
+    "a zero deadline would end every call as it arrives; use at least a millisecond";
 
 /// Why a zero timeout is refused.
 const ZERO_TIMEOUT: &str = "a zero timeout would mean none; use at least a millisecond";
