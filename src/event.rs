@@ -125,6 +125,20 @@ pub enum Event {
         /// What the host saw.
         reason: String,
     },
+    /// A request declared a body longer than the host ever drains (1 GiB,
+    /// or `max_body_bytes` when larger) and was left unanswered, its
+    /// connection open and unread for as long as the process lives:
+    /// tiny_http reserves a dropped request's whole remaining body in one
+    /// allocation, and one that large may fail and abort the process.
+    /// Each costs two file descriptors and one parked thread; no client
+    /// sends such a body by mistake. The figure is also
+    /// [`ToolHost::abandoned_connections`](crate::ToolHost::abandoned_connections).
+    ConnectionAbandoned {
+        /// The body length the request declared.
+        declared_body_bytes: u64,
+        /// How many connections this host has left so, this one included.
+        total: u64,
+    },
     /// A request was refused before reaching the protocol, or the protocol
     /// refused it.
     BadRequest {
@@ -299,6 +313,7 @@ impl Event {
             | Event::AuthRefused { .. }
             | Event::AuthRefusalsSuppressed { .. }
             | Event::ListenerRestarted { .. }
+            | Event::ConnectionAbandoned { .. }
             | Event::SchemaWarnings { .. }
             | Event::ToolShadowed { .. } => log::Level::Warn,
             Event::CallFinished {
@@ -373,6 +388,13 @@ impl fmt::Display for Event {
             Event::ListenerRestarted { reason } => write!(
                 f,
                 "the thread accepting connections ended ({reason}); a new one accepts on the same socket"
+            ),
+            Event::ConnectionAbandoned {
+                declared_body_bytes,
+                total,
+            } => write!(
+                f,
+                "a request declared a {declared_body_bytes}-byte body, more than the host drains: left unanswered, its connection open for good ({total} so far)"
             ),
             Event::BadRequest { status, message } => {
                 write!(f, "request refused with HTTP {status}: {message}")

@@ -9,7 +9,7 @@
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -93,6 +93,7 @@ impl ToolHost {
             config: http,
             refused: Refused::new(),
             drainer: Arc::default(),
+            abandoned: AtomicU64::new(0),
         });
         let pool =
             Pool::start(listener, Arc::clone(&transport), addr).map_err(|err| match err {
@@ -156,6 +157,15 @@ impl ToolHost {
         self.transport.runtime.stop();
         self.pool.stop();
         wait_until_closed(self.addr);
+    }
+
+    /// How many connections the host has left open and unread for good,
+    /// each because its request declared a body longer than any the host
+    /// drains (see [`Event::ConnectionAbandoned`]): each holds two file
+    /// descriptors and a thread until the process ends. Zero unless
+    /// something sent such a request.
+    pub fn abandoned_connections(&self) -> u64 {
+        self.transport.abandoned.load(Ordering::Relaxed)
     }
 
     /// How many worker threads the host has now: the configured workers,

@@ -127,8 +127,14 @@ fn the_readme_states_the_runtimes_own_bounds_as_the_code_sets_them() {
     pinned(&readme, secs(socket::IDLE_FLOOR), |n| {
         format!("(`HostConfig::read_timeout`, at least {n} s)")
     });
-    pinned(&readme, drain::MAX_DRAINERS as u64, |n| {
-        format!("drained by at most {n} drainer threads")
+    pinned(&readme, (drain::MAX_DRAINED_BYTES >> 30) as u64, |n| {
+        format!("A body declared longer than {n} GiB")
+    });
+    pinned(&readme, drain::SILENT_SLOTS as u64, |n| {
+        format!("at most {n} silent clients' bodies at once")
+    });
+    pinned(&readme, secs(drain::IDLE), |n| {
+        format!("(a drain thread leaves after {n} s without work)")
     });
     pinned(&readme, secs(signer::STATE_LIFETIME), |n| {
         format!("single-use, valid for {n} s)")

@@ -39,7 +39,7 @@ pub(crate) use refused::Refused;
 
 use std::io::{self, Read};
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -72,6 +72,8 @@ pub(crate) struct Transport {
     pub(crate) refused: Refused,
     /// Where bodies nobody reads are drained.
     pub(crate) drainer: Arc<Drainer>,
+    /// How many connections were left open for good (see `reply::abandon`).
+    pub(crate) abandoned: AtomicU64,
 }
 
 /// How the HTTP shell is set up: the group of

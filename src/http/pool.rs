@@ -421,6 +421,7 @@ impl Pool {
             return;
         };
         if close_listener(&listener).is_ok() {
+            let transport = Arc::clone(&self.transport);
             let _ = thread::Builder::new()
                 .name("toolhost-farewell".into())
                 .spawn(move || {
@@ -429,7 +430,7 @@ impl Pool {
                     // return no request; only quiet time ends the farewell.
                     while quiet_since.elapsed() < FAREWELL_IDLE {
                         if let Ok(Some(request)) = server.recv_timeout(FAREWELL_IDLE) {
-                            farewell(request);
+                            farewell(&transport, request);
                             quiet_since = Instant::now();
                         }
                     }

@@ -1,14 +1,18 @@
 //! Writing answers back through tiny_http: plain responses, event streams
 //! that start with a handler's first notification, long-lived streams handed
-//! to the hub, and refusals whose unread body must not cost a worker.
+//! to the hub, and refusals whose unread body must not cost a worker (read
+//! off on a drain thread first, see `drain`), each a well-formed response
+//! that says `Connection: close` once, and nothing more on its connection.
 
 use std::io::{Cursor, Write};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::call::call_link::Gone;
+use crate::event::Event;
 use crate::mcp::{self, StreamOpen};
 use crate::model::http::{Headers, HttpResponse};
 use crate::model::jsonrpc::{failure, RpcError, SERVER_ERROR};
@@ -19,6 +23,8 @@ use crate::runtime::{Outlet, Runtime};
 use crate::sse;
 use crate::sync::lock;
 
+use super::drain::MAX_DRAINED_BYTES;
+use super::refused::Claim;
 use super::{written, Transport};
 
 /// Writes a long-lived stream's head and first events, then hands the
@@ -56,86 +62,104 @@ pub(super) fn open_stream(
 }
 
 /// Answers a request whose body was not read, without letting tiny_http's
-/// drain of that body pin this worker (or, for an absurd length, abort the
-/// process): the answer is written at once, and the body drained by the
-/// transport's bounded drainer.
+/// drain of that body pin this worker: the body is read off on a drain
+/// thread, which then writes the answer (see `drain`).
 pub(super) fn reply_leaving_body(
-    transport: &Transport,
+    transport: &Arc<Transport>,
     request: tiny_http::Request,
     headers: &Headers,
     response: HttpResponse,
-) {
-    reply_unread(transport, request, headers, response, "body-unread");
-}
-
-/// [`reply_leaving_body`], with `why` for the `X-Toolhost-Refused` header
-/// of an answer written past tiny_http (and the lines that ride on it).
-fn reply_unread(
-    transport: &Transport,
-    request: tiny_http::Request,
-    headers: &Headers,
-    response: HttpResponse,
-    why: &str,
 ) {
     let unread = unread_body_bytes(&request, headers);
     if unread == 0 {
         respond(request, response);
-    } else if unread <= MAX_DRAINED_BYTES {
-        // Written now, past tiny_http (whose own `respond` would drain
-        // first); the body goes with the stream to the drainer.
-        let stream = write_past_tiny_http(request, response, why);
-        transport.drainer.drop_later(stream);
+    } else if unread <= max_drained(transport) {
+        transport
+            .drainer
+            .answer_after_body(request, unread, Some(response), || {});
     } else {
-        abandon(request, response, why);
+        abandon(transport, request, unread);
     }
 }
 
 /// Answers a refused request with `Connection: close` and remembers its
 /// connection as closing: the client was told, and nothing more on that
-/// connection is answered (see `refused`). A request read ahead on a
-/// connection already refused is dropped instead. A body still on its way
-/// is left to the drainer; the connection is not remembered then, as
-/// tiny_http reads nothing more from it until the body is drained.
+/// connection is answered (see `refused`). A body still on its way is read
+/// off first, on a drain thread, and the answer follows it.
 pub(super) fn refuse_and_close(
-    transport: &Transport,
+    transport: &Arc<Transport>,
     request: tiny_http::Request,
     headers: &Headers,
-    mut response: HttpResponse,
+    response: HttpResponse,
 ) {
-    if unread_body_bytes(&request, headers) != 0 {
-        // Past tiny_http, which drops a `Connection` header of ours, the
-        // line rides on the refusal's own header.
-        let why = "body-unread\r\nConnection: close";
-        return reply_unread(transport, request, headers, response, why);
-    }
-    if !transport.refused.claim(request.remote_addr()) {
-        return discard(transport, request, headers);
-    }
-    response.headers.push(("Connection", "close".into()));
-    respond(request, response);
+    close_with(transport, request, headers, Some(response));
 }
 
 /// Drops a request on a closing connection without a byte written: its
 /// writer goes at once, so the connection's next writer never waits for
-/// it, and a body still on its way goes to the drainer.
-pub(super) fn discard(transport: &Transport, request: tiny_http::Request, headers: &Headers) {
-    if unread_body_bytes(&request, headers) == 0 {
-        drop(request.into_writer());
-    } else {
-        transport.drainer.drop_later(Unanswered(Some(request)));
-    }
+/// it, and a body still on its way is read off on a drain thread.
+pub(super) fn discard(transport: &Arc<Transport>, request: tiny_http::Request, headers: &Headers) {
+    close_with(transport, request, headers, None);
 }
 
-/// A request to drop without an answer (tiny_http answers a request
-/// dropped whole with 500, which would wait for the connection's writer).
-struct Unanswered(Option<tiny_http::Request>);
-
-impl Drop for Unanswered {
-    fn drop(&mut self) {
-        if let Some(request) = self.0.take() {
-            drop(request.into_writer());
-        }
+/// The refusal of `request`, or nothing (`answer` `None`, a connection
+/// already refused, or too many refused to remember one more), after its
+/// body is read off when it has one.
+fn close_with(
+    transport: &Arc<Transport>,
+    request: tiny_http::Request,
+    headers: &Headers,
+    answer: Option<HttpResponse>,
+) {
+    let unread = unread_body_bytes(&request, headers);
+    if unread > max_drained(transport) {
+        return abandon(transport, request, unread);
     }
+    let peer = request.remote_addr().copied();
+    let claim = transport.refused.claim(peer.as_ref(), unread > 0);
+    let answer = answer.filter(|_| claim == Claim::Answer).map(|mut answer| {
+        answer.headers.push(("Connection", "close".into()));
+        answer
+    });
+    if unread == 0 {
+        return match answer {
+            Some(answer) => written::write(request, &answer),
+            None => drop(request.into_writer()),
+        };
+    }
+    let owner = Arc::clone(transport);
+    transport
+        .drainer
+        .answer_after_body(request, unread, answer, move || {
+            owner.refused.release(peer.as_ref());
+        });
+}
+
+/// The longest unread body a host drains: [`MAX_DRAINED_BYTES`], or its
+/// `max_body_bytes` when that is larger (a host that reads bodies that
+/// large reserves as much for one anyway).
+fn max_drained(transport: &Transport) -> usize {
+    MAX_DRAINED_BYTES.max(transport.config.max_body_bytes)
+}
+
+/// Leaves a request whose declared body is too large to drain unanswered,
+/// and its connection open and unread for good: dropping the request, or
+/// reading its body to an early end, would make tiny_http reserve the
+/// declared length in one piece, and a reservation that fails aborts the
+/// process. No answer can be written either: tiny_http writes one only
+/// once the body is read, or as a protocol upgrade. Each costs two
+/// descriptors and one parked tiny_http thread for the life of the
+/// process; each is counted ([`ToolHost::abandoned_connections`]) and
+/// reported ([`Event::ConnectionAbandoned`]).
+///
+/// [`ToolHost::abandoned_connections`]: crate::ToolHost::abandoned_connections
+fn abandon(transport: &Transport, request: tiny_http::Request, declared: usize) {
+    let total = transport.abandoned.fetch_add(1, Ordering::Relaxed) + 1;
+    std::mem::forget(request);
+    transport.runtime.server.emit(|| Event::ConnectionAbandoned {
+        declared_body_bytes: declared as u64,
+        total,
+    });
 }
 
 /// The answer to one POST: a plain response, or an event stream from the
@@ -321,11 +345,6 @@ impl Outlet for Responder {
     }
 }
 
-/// The largest unread body that is drained after a refusal. tiny_http drains
-/// by allocating a buffer of the whole remaining length; past this the
-/// connection is abandoned instead (see [`abandon`]).
-const MAX_DRAINED_BYTES: usize = 64 << 20;
-
 /// How many bytes of body tiny_http will read from the socket when the
 /// request is dropped: a `Content-Length` body it did not already buffer
 /// (it buffers up to 1024 bytes unless the client sent `Expect`).
@@ -336,74 +355,24 @@ pub(super) fn unread_body_bytes(request: &tiny_http::Request, headers: &Headers)
     }
 }
 
-/// Answers a request whose declared body is too large to drain, and leaves
-/// its connection open and unread for good. Dropping the request would make
-/// tiny_http allocate the declared length in one piece, which for an absurd
-/// `Content-Length` aborts the process; the price is one idle socket and one
-/// parked tiny_http thread per such request, no more than the client itself
-/// holds open.
-fn abandon(request: tiny_http::Request, response: HttpResponse, why: &str) {
-    let stream = write_past_tiny_http(request, response, why);
-    std::mem::forget(stream);
-}
-
 /// The answer to a request that arrives after the host shut down, on a
 /// connection its client kept open: 503 with `Connection: close`, so the
 /// client closes the connection and its next request finds the port closed
 /// instead of waiting for an answer that would never come.
-pub(super) fn farewell(request: tiny_http::Request) {
+pub(super) fn farewell(transport: &Arc<Transport>, request: tiny_http::Request) {
     let error = RpcError::new(
         SERVER_ERROR,
         "Service Unavailable: this MCP host has shut down, and its sessions with it",
     );
-    let response = HttpResponse::json(503, &failure(None, &error));
-    drop(write_past_tiny_http(
-        request,
-        response,
-        "host-shut-down\r\nConnection: close",
-    ));
-}
-
-/// Writes a complete response on the request's raw connection, which
-/// tiny_http then no longer reads from; returns the connection. `why`
-/// starts the value of the `X-Toolhost-Refused` header that carries the
-/// lines tiny_http will not write itself.
-fn write_past_tiny_http(
-    request: tiny_http::Request,
-    response: HttpResponse,
-    why: &str,
-) -> Box<dyn tiny_http::ReadWrite + Send> {
-    let HttpResponse {
-        status,
-        headers,
-        body,
-    } = response;
-    let mut headers: Vec<tiny_http::Header> = headers
-        .iter()
-        .filter_map(|(name, value)| {
-            tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
-        })
-        .collect();
-    // `upgrade` writes no Content-Length and no body, and tiny_http refuses
-    // a Content-Length header it did not compute; without one the client
-    // would wait for a body that never ends. So the length rides on a line
-    // of its own after a header of ours, and the body follows the head.
-    if let Ok(length) = tiny_http::Header::from_bytes(
-        &b"X-Toolhost-Refused"[..],
-        format!("{why}\r\nContent-Length: {}", body.len()).as_bytes(),
-    ) {
-        headers.push(length);
-    }
-    let head = tiny_http::Response::new(
-        tiny_http::StatusCode(status),
-        headers,
-        Cursor::new(Vec::new()),
-        Some(0),
-        None,
+    let mut response = HttpResponse::json(503, &failure(None, &error));
+    response.headers.push(("Connection", "close".into()));
+    let headers = Headers::new(
+        request
+            .headers()
+            .iter()
+            .map(|h| (h.field.as_str().as_str(), h.value.as_str())),
     );
-    let mut stream = request.upgrade("toolhost-refused", head);
-    let _ = stream.write_all(&body).and_then(|()| stream.flush());
-    stream
+    reply_leaving_body(transport, request, &headers, response);
 }
 
 fn tiny_response(response: HttpResponse) -> tiny_http::Response<Cursor<Vec<u8>>> {

@@ -38,13 +38,17 @@ pub(super) fn fits(request: &tiny_http::Request, response: &HttpResponse, body_r
     (body_read || nothing_unread(request)) && plain(request, response)
 }
 
-/// Writes `response` as tiny_http would, in one piece; for a pair that
-/// [`fits`].
+/// Writes `response` in one piece, with every header it has: as tiny_http
+/// would for a pair that [`fits`]; else for an answer whose body was read
+/// off first (or had none) and whose headers tiny_http would not all
+/// write — `Connection: close` above all. A `HEAD` gets the head alone.
 pub(super) fn write(request: tiny_http::Request, response: &HttpResponse) {
     let version = request.http_version();
     let (major, minor) = (version.0, version.1);
     let mut head = head(major, minor, response);
-    head.extend_from_slice(&response.body);
+    if *request.method() != tiny_http::Method::Head {
+        head.extend_from_slice(&response.body);
+    }
     let mut writer = request.into_writer();
     // A client that hung up is no fault of ours; there is no one to tell.
     let _ = writer.write_all(&head).and_then(|()| writer.flush());
