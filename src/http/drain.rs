@@ -304,7 +304,9 @@ mod tests {
                 let _ = done.send(());
             }));
             done_rx.recv_timeout(Duration::from_secs(10)).unwrap();
-            wait_until("the thread to wait again", || lock(&drainer.state).idle == 1);
+            wait_until("the thread to wait again", || {
+                lock(&drainer.state).idle == 1
+            });
         }
         assert_eq!(drainer.threads(), 1);
     }

@@ -156,10 +156,13 @@ fn max_drained(transport: &Transport) -> usize {
 fn abandon(transport: &Transport, request: tiny_http::Request, declared: usize) {
     let total = transport.abandoned.fetch_add(1, Ordering::Relaxed) + 1;
     std::mem::forget(request);
-    transport.runtime.server.emit(|| Event::ConnectionAbandoned {
-        declared_body_bytes: declared as u64,
-        total,
-    });
+    transport
+        .runtime
+        .server
+        .emit(|| Event::ConnectionAbandoned {
+            declared_body_bytes: declared as u64,
+            total,
+        });
 }
 
 /// The answer to one POST: a plain response, or an event stream from the

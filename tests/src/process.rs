@@ -75,3 +75,8 @@ fn status_kib(pid: u32, field: &str) -> Option<u64> {
 pub fn thread_count(pid: u32) -> Option<usize> {
     Some(std::fs::read_dir(format!("/proc/{pid}/task")).ok()?.count())
 }
+
+/// The file descriptors process `pid` has open now.
+pub fn descriptor_count(pid: u32) -> Option<usize> {
+    Some(std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.count())
+}

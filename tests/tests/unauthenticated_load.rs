@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use toolhost::client::{Client, Era};
-use toolhost_tests::process::{resident_bytes, thread_count};
+use toolhost_tests::process::{descriptor_count, resident_bytes, thread_count};
 use toolhost_tests::wait_for;
 
 /// A host in a child process.
@@ -84,6 +84,10 @@ impl Probe {
 
     fn threads(&self) -> usize {
         thread_count(self.pid()).unwrap()
+    }
+
+    fn descriptors(&self) -> usize {
+        descriptor_count(self.pid()).unwrap()
     }
 
     fn resident_mib(&self) -> u64 {
@@ -321,38 +325,225 @@ fn idle_connections_are_closed_after_the_read_timeout_and_their_threads_end() {
     assert!(probe.legit_ping(ANSWERED).is_some());
 }
 
+/// What a bearer holder is promised while a stranger attacks: an answer
+/// within this, on a fresh connection.
+const WITHIN: Duration = Duration::from_secs(2);
+
+/// The head of an unauthenticated POST declaring a `length`-byte body.
+fn refused_head(addr: SocketAddr, length: usize) -> String {
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n\r\n"
+    )
+}
+
+/// Waits until the host is back to (near) `baseline` threads and
+/// descriptors; returns how long that took.
+fn settles(probe: &Probe, baseline: (usize, usize)) -> Duration {
+    let started = Instant::now();
+    wait_for("the host's threads and descriptors to come back", || {
+        probe.threads() <= baseline.0 + 16 && probe.descriptors() <= baseline.1 + 8
+    });
+    started.elapsed()
+}
+
 #[test]
 #[cfg_attr(
     windows,
     ignore = "Unix only: the host runs under sh (ulimit) and is measured in /proc"
 )]
-fn refused_bodies_that_never_come_cost_no_thread_each() {
-    let probe = Probe::start(None, &[]);
-    assert!(probe.legit_ping(ANSWERED).is_some());
-    let baseline = probe.threads();
-    let mut refused = Vec::new();
-    for _ in 0..100 {
+fn refused_bodies_a_client_could_really_send_give_back_their_descriptors_once_it_leaves() {
+    // 300 such connections held two descriptors each for good before: more
+    // than this host has.
+    let probe = Probe::start(Some("ulimit -n 256"), &[]);
+    assert!(probe.legit_ping(WITHIN).is_some());
+    let baseline = (probe.threads(), probe.descriptors());
+    let mut most = baseline;
+    for round in 0..300 {
         let mut stream = probe.connect();
-        write!(
-            stream,
-            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n",
-            probe.addr
-        )
-        .unwrap();
-        // Each is refused at once, told the connection is closing...
-        let (status, head) = read_response(&mut stream).unwrap();
+        stream
+            .write_all(refused_head(probe.addr, 100_000_000).as_bytes())
+            .unwrap();
+        // The start of the body, then the client goes away.
+        stream.write_all(&[b' '; 4096]).unwrap();
+        drop(stream);
+        if round % 50 == 49 {
+            most = (most.0.max(probe.threads()), most.1.max(probe.descriptors()));
+            assert!(
+                probe.legit_ping(WITHIN).is_some(),
+                "a bearer holder went unanswered after {} refused bodies",
+                round + 1
+            );
+        }
+    }
+    let settled = settles(&probe, baseline);
+    println!(
+        "300 refused 100 MB bodies, each client leaving: at most {} threads and {} descriptors (from {} and {}), back within {settled:?}; {} abandoned",
+        most.0,
+        most.1,
+        baseline.0,
+        baseline.1,
+        probe.events_with("ConnectionAbandoned")
+    );
+    assert_eq!(probe.events_with("ConnectionAbandoned"), 0);
+    assert!(probe.legit_ping(WITHIN).is_some());
+}
+
+#[test]
+#[cfg_attr(
+    windows,
+    ignore = "Unix only: the host runs under sh (ulimit) and is measured in /proc"
+)]
+fn never_reading_connections_pipelining_refused_bodies_get_one_answer_each_and_hold_no_worker() {
+    let probe = Probe::start(None, &[]);
+    assert!(probe.legit_ping(WITHIN).is_some());
+    let request = refused_head(probe.addr, 1100) + &" ".repeat(1100);
+    let pipeline = request.repeat(500);
+    let mut attackers = Vec::new();
+    let mut writers = Vec::new();
+    for _ in 0..12 {
+        let stream = probe.connect();
+        let mut writer = stream.try_clone().unwrap();
+        let bytes = pipeline.clone();
+        writers.push(thread::spawn(move || {
+            let _ = writer.write_all(bytes.as_bytes());
+        }));
+        attackers.push(stream);
+    }
+    // While the pipelines are read, and after, a bearer holder is answered.
+    let mut slowest = Duration::ZERO;
+    for _ in 0..5 {
+        let took = probe.legit_ping(WITHIN);
+        assert!(took.is_some(), "a bearer holder went unanswered");
+        slowest = slowest.max(took.unwrap_or_default());
+    }
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    assert!(probe.legit_ping(WITHIN).is_some());
+    // Each connection got its one refusal and nothing for the 499 after it.
+    for stream in &mut attackers {
+        let (status, head) = read_response(stream).unwrap();
         assert_eq!(status, 401);
         assert!(head.contains("Connection: close"), "{head}");
+        let more = bytes_within(stream, Duration::from_millis(300), 1 << 20);
+        assert_eq!(more, 0, "{more} more bytes came after the refusal");
+    }
+    println!(
+        "12 never-reading connections pipelining 500 refused 1,100-byte POSTs each: slowest bearer holder {slowest:?}, one answer per connection"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    windows,
+    ignore = "Unix only: the host runs under sh (ulimit) and is measured in /proc"
+)]
+fn trickled_refused_bodies_hold_only_their_own_threads_and_let_go_when_their_clients_leave() {
+    let probe = Probe::start(None, &[]);
+    assert!(probe.legit_ping(WITHIN).is_some());
+    let baseline = (probe.threads(), probe.descriptors());
+    // Eight clients trickle a refused body, a byte every 100 ms...
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut tricklers = Vec::new();
+    for _ in 0..8 {
+        let mut stream = probe.connect();
+        stream
+            .write_all(refused_head(probe.addr, 1_000_000).as_bytes())
+            .unwrap();
+        let stop = Arc::clone(&stop);
+        tricklers.push(thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                if stream.write_all(b" ").is_err() {
+                    break;
+                }
+                thread::sleep(Duration::from_millis(100));
+            }
+        }));
+    }
+    // ...and 200 more refused POSTs, whose bodies come whole, are each
+    // answered at once: no one waits behind a trickle.
+    let mut slowest = Duration::ZERO;
+    let mut refused = Vec::new();
+    for _ in 0..200 {
+        let started = Instant::now();
+        let mut stream = probe.connect();
+        stream
+            .write_all((refused_head(probe.addr, 2000) + &" ".repeat(2000)).as_bytes())
+            .unwrap();
+        stream.set_read_timeout(Some(WITHIN)).unwrap();
+        let (status, _) = read_response(&mut stream).expect("a refusal within 2 s");
+        assert_eq!(status, 401);
+        slowest = slowest.max(started.elapsed());
         refused.push(stream);
     }
-    // ...and holds its connection's own tiny_http thread, no more: the
-    // bodies wait for a few drain threads.
-    let held = probe.threads() - baseline;
-    println!("100 refused POSTs whose bodies never come: +{held} threads");
-    assert!(held <= 100 + 12, "{held} more threads");
-    assert!(probe.legit_ping(ANSWERED).is_some());
+    assert!(probe.legit_ping(WITHIN).is_some());
+    let held = (probe.threads(), probe.descriptors());
     drop(refused);
-    wait_for("the refused connections' threads to end", || {
-        probe.threads() <= baseline + 16
-    });
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    for trickler in tricklers {
+        trickler.join().unwrap();
+    }
+    let settled = settles(&probe, baseline);
+    println!(
+        "8 trickled refused bodies and 200 refused POSTs: slowest refusal {slowest:?}; {} threads and {} descriptors while held (from {} and {}); back within {settled:?} after the clients left",
+        held.0, held.1, baseline.0, baseline.1
+    );
+    assert!(probe.legit_ping(WITHIN).is_some());
+}
+
+#[test]
+#[cfg_attr(
+    windows,
+    ignore = "Unix only: the host runs under sh (ulimit) and is measured in /proc"
+)]
+fn a_trickled_head_costs_one_thread_and_two_descriptors_while_it_trickles_and_nothing_after() {
+    // tiny_http reads a head itself, a read at a time, each bounded by the
+    // read timeout (at least 10 s) and none in total: this measures the
+    // bound the README states.
+    let probe = Probe::start(None, &["1000"]);
+    assert!(probe.legit_ping(WITHIN).is_some());
+    let baseline = (probe.threads(), probe.descriptors());
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut tricklers = Vec::new();
+    let opened = Instant::now();
+    for _ in 0..50 {
+        let mut stream = probe.connect();
+        let stop = Arc::clone(&stop);
+        tricklers.push(thread::spawn(move || {
+            let mut sent = 0;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                // A header line that never ends.
+                let byte: &[u8] = if sent < 5 { b"POST " } else { b"x" };
+                if stream.write_all(&byte[..1.min(byte.len())]).is_err() {
+                    return false;
+                }
+                sent += 1;
+                thread::sleep(Duration::from_millis(500));
+            }
+            // Still open: the host has not closed it.
+            stream.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+            let mut byte = [0; 1];
+            matches!(stream.read(&mut byte), Err(ref err) if matches!(err.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut))
+        }));
+    }
+    // Past the idle deadline (10 s), every trickling connection is open.
+    thread::sleep(Duration::from_secs(12));
+    let held = (probe.threads(), probe.descriptors());
+    assert!(probe.legit_ping(WITHIN).is_some());
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let open = tricklers
+        .into_iter()
+        .map(|trickler| trickler.join().unwrap())
+        .filter(|open| *open)
+        .count();
+    let trickled = opened.elapsed();
+    let settled = settles(&probe, baseline);
+    println!(
+        "50 heads trickled a byte per 500 ms for {trickled:?}: {open} still open; {} threads and {} descriptors (from {} and {}); back within {settled:?} after they closed",
+        held.0, held.1, baseline.0, baseline.1
+    );
+    assert_eq!(open, 50);
+    // One thread and two descriptors each, no more.
+    assert!(held.0 <= baseline.0 + 50 + 16, "{held:?}");
+    assert!(held.1 <= baseline.1 + 2 * 50 + 8, "{held:?}");
 }

@@ -83,10 +83,20 @@ pub(crate) fn read_answer(
         .header("transfer-encoding")
         .is_some_and(|te| te.eq_ignore_ascii_case("chunked"));
     let event_stream = answer.header("content-type") == Some("text/event-stream");
-    // An absurd Content-Length is refused by handing tiny_http's
-    // connection over (`Upgrade: toolhost-refused`) and forgetting it: the
-    // head arrives, no body and no end (see src/http.rs `abandon`).
-    answer.bodiless |= answer.header("upgrade") == Some("toolhost-refused");
+    // Well formed: an `Upgrade` only on a 101, one `Connection` at most.
+    if answer.header("upgrade").is_some() && status != 101 {
+        return Err(io::Error::other(format!("an Upgrade header on a {status}")));
+    }
+    let connections = answer
+        .headers
+        .iter()
+        .filter(|(name, _)| name.eq_ignore_ascii_case("connection"))
+        .count();
+    if connections > 1 {
+        return Err(io::Error::other(format!(
+            "{connections} Connection headers"
+        )));
+    }
     if answer.bodiless || status == 100 || status == 204 {
         return Ok(Some(answer));
     }

@@ -20,8 +20,8 @@ pub(crate) struct Case {
     /// tiny_http may close without answering: a non-ASCII head, or a small
     /// `Content-Length` the body never reaches.
     pub(crate) may_close_silently: bool,
-    /// A `Content-Length` past what the host drains: it answers and then
-    /// leaves the connection open for good.
+    /// A `Content-Length` past what the host drains: it cannot answer
+    /// without reading the body, and leaves the connection open for good.
     pub(crate) abandoned: bool,
 }
 

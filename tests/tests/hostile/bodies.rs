@@ -1,7 +1,14 @@
 //! Bodies that never come, trickle in or claim too much.
+//!
+//! A refusal's answer follows the body it refuses: tiny_http reads a
+//! connection's next request only once the body before it is gone, and
+//! writes an answer to a request whose body is still coming only as a
+//! protocol upgrade (a malformed refusal). So the body is read off on a
+//! thread of its own — never a worker — and the answer, with one
+//! `Connection: close`, follows it.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::Duration;
@@ -10,27 +17,81 @@ use serde_json::{json, Value};
 use toolhost::{HostConfig, StaticSurface, ToolHost};
 use toolhost_tests::McpClient;
 
-use crate::{counted, head_only, only_a_fresh_call_reaches_the_handler, post_head};
+use crate::{counted, only_a_fresh_call_reaches_the_handler, post_head};
+
+/// Sends only the head of a request whose body has not come yet.
+fn head_sent(addr: SocketAddr, head: &str) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream.write_all(head.as_bytes()).unwrap();
+    stream
+}
+
+/// Sends `len` bytes of body on `stream`, then reads the answer whole:
+/// its head (status line first) and its body.
+fn answer_after_body(stream: &mut TcpStream, len: usize) -> (String, Vec<u8>) {
+    stream.write_all(&vec![b' '; len]).unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        head.push_str(&line);
+        if line.trim().is_empty() {
+            break;
+        }
+    }
+    let length = header_values(&head, "content-length")
+        .first()
+        .and_then(|value| value.parse().ok())
+        .expect("the answer says how long its body is");
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).unwrap();
+    (head, body)
+}
+
+/// The values of every `name` header in `head`.
+fn header_values(head: &str, name: &str) -> Vec<String> {
+    head.lines()
+        .filter_map(|line| line.split_once(':'))
+        .filter(|(field, _)| field.trim().eq_ignore_ascii_case(name))
+        .map(|(_, value)| value.trim().to_owned())
+        .collect()
+}
+
+/// A refusal's head is well formed: one `Connection: close`, no `Upgrade`,
+/// no header line of tiny_http's workarounds.
+fn assert_well_formed_refusal(head: &str) {
+    assert_eq!(header_values(head, "connection"), ["close"], "{head}");
+    assert!(header_values(head, "upgrade").is_empty(), "{head}");
+    assert!(!head.to_ascii_lowercase().contains("x-toolhost"), "{head}");
+}
 
 #[test]
 fn a_refused_client_whose_body_never_arrives_pins_no_worker() {
     let (host, session, hits) = counted(HostConfig::default().workers(2));
-    let mut held = Vec::new();
-    for _ in 0..4 {
-        let (stream, status) = head_only(
-            host.local_addr(),
-            &post_head(&host, "Content-Length: 100000\r\n"),
-        );
-        assert!(status.starts_with("HTTP/1.1 401"), "{status}");
-        held.push(stream);
-    }
-    // The one worker is free for the bearer holder.
+    let mut held: Vec<TcpStream> = (0..4)
+        .map(|_| {
+            head_sent(
+                host.local_addr(),
+                &post_head(&host, "Content-Length: 100000\r\n"),
+            )
+        })
+        .collect();
+    // Neither worker waits for those bodies: the bearer holder is served...
     only_a_fresh_call_reaches_the_handler(&host, &session, &hits);
-    drop(held);
+    // ...and each refused client, once it has sent its body, is told.
+    for stream in &mut held {
+        let (head, _) = answer_after_body(stream, 100_000);
+        assert!(head.starts_with("HTTP/1.1 401 "), "{head}");
+        assert_well_formed_refusal(&head);
+    }
 }
 
 #[test]
-fn every_refusal_the_headers_decide_arrives_before_a_body_that_never_does() {
+fn every_refusal_the_headers_decide_waits_for_no_worker_and_follows_its_body() {
     let (host, session, hits) = counted(HostConfig::default().workers(2));
     let addr = host.local_addr();
     let port = addr.port();
@@ -38,7 +99,7 @@ fn every_refusal_the_headers_decide_arrives_before_a_body_that_never_does() {
     let json = "Content-Type: application/json\r\n";
     let flood: String = (0..200).map(|i| format!("X-Flood-{i}: v\r\n")).collect();
     // Each with the bearer: a holder refused for another reason does not get
-    // its body read either.
+    // its body read by a worker either.
     let cases = [
         (
             403,
@@ -70,96 +131,103 @@ fn every_refusal_the_headers_decide_arrives_before_a_body_that_never_does() {
             format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{json}Accept: text/html\r\n"),
         ),
     ];
-    let mut held = Vec::new();
-    for (status, head) in &cases {
-        let (stream, line) = head_only(
-            addr,
-            &format!("{head}{bearer}Content-Length: 100000\r\n\r\n"),
-        );
-        assert!(
-            line.starts_with(&format!("HTTP/1.1 {status} ")),
-            "{head:?}: {line}"
-        );
-        held.push(stream);
-    }
+    let mut held: Vec<(u16, &String, TcpStream)> = cases
+        .iter()
+        .map(|(status, head)| {
+            let stream = head_sent(
+                addr,
+                &format!("{head}{bearer}Content-Length: 100000\r\n\r\n"),
+            );
+            (*status, head, stream)
+        })
+        .collect();
     // Eight refused clients still sending nothing, and both workers are free.
     only_a_fresh_call_reaches_the_handler(&host, &session, &hits);
-    drop(held);
+    for (status, head, stream) in &mut held {
+        let (answer, body) = answer_after_body(stream, 100_000);
+        assert!(
+            answer.starts_with(&format!("HTTP/1.1 {status} ")),
+            "{head:?}: {answer}"
+        );
+        assert_well_formed_refusal(&answer);
+        let message: Value = serde_json::from_slice(&body).unwrap();
+        assert!(message["error"]["message"].is_string(), "{message}");
+    }
 }
 
 #[test]
-fn an_absurd_content_length_gets_413_or_401_and_the_process_lives_on() {
+fn a_body_declared_past_a_gibibyte_is_left_unanswered_counted_and_the_process_lives_on() {
     let (host, session, hits) = counted(HostConfig::default().workers(2));
     let auth = session.authorization();
-    let (_a, status) = head_only(
-        host.local_addr(),
-        &post_head(
-            &host,
-            &format!("Authorization: {auth}\r\nContent-Length: 1000000000000000\r\n"),
-        ),
-    );
-    assert!(status.starts_with("HTTP/1.1 413"), "{status}");
-    let (_b, status) = head_only(
-        host.local_addr(),
-        &post_head(&host, "Content-Length: 1000000000000000\r\n"),
-    );
-    assert!(status.starts_with("HTTP/1.1 401"), "{status}");
-    let (_c, status) = head_only(
+    let absurd = [
+        format!("Authorization: {auth}\r\nContent-Length: 1000000000000000\r\n"),
+        "Content-Length: 1000000000000000\r\n".to_owned(),
+        // Past isize::MAX, where reserving it would panic instead.
+        "Content-Length: 18446744073709551615\r\n".to_owned(),
+        // Just past the bound.
+        format!("Content-Length: {}\r\n", (1u64 << 30) + 1),
+    ];
+    let mut held = Vec::new();
+    for headers in &absurd {
+        let mut stream = head_sent(host.local_addr(), &post_head(&host, headers));
+        // No answer can be written without reading the body first...
+        stream
+            .set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        let mut byte = [0; 1];
+        assert!(
+            matches!(stream.read(&mut byte), Err(ref err) if matches!(err.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)),
+            "{headers:?} was answered"
+        );
+        held.push(stream);
+    }
+    // ...so none is, and each is counted.
+    assert_eq!(host.abandoned_connections(), absurd.len() as u64);
+    // A body past max_body_bytes that a client could really send is read
+    // off and refused with 413.
+    let mut big = head_sent(
         host.local_addr(),
         &post_head(
             &host,
             &format!("Authorization: {auth}\r\nContent-Length: 10000000\r\n"),
         ),
     );
-    assert!(status.starts_with("HTTP/1.1 413"), "{status}");
-
+    let (head, _) = answer_after_body(&mut big, 10_000_000);
+    assert!(head.starts_with("HTTP/1.1 413 "), "{head}");
+    assert_well_formed_refusal(&head);
+    assert_eq!(host.abandoned_connections(), absurd.len() as u64);
     only_a_fresh_call_reaches_the_handler(&host, &session, &hits);
+    drop(held);
 }
 
 #[test]
-fn an_absurd_content_length_is_answered_with_a_complete_json_rpc_error() {
-    let (host, session, hits) = counted(HostConfig::default().workers(2));
-    let addr = host.local_addr();
-    let auth = session.authorization();
-    for (credential, status) in [
-        (format!("Authorization: {auth}\r\n"), 413),
-        (String::new(), 401),
-    ] {
-        let mut stream = TcpStream::connect(addr).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(5)))
-            .unwrap();
-        write!(
-            stream,
-            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{credential}Content-Type: application/json\r\nContent-Length: 1000000000000000\r\n\r\n"
-        )
-        .unwrap();
-        let mut reader = BufReader::new(stream);
-        let mut line = String::new();
-        reader.read_line(&mut line).unwrap();
-        assert!(line.starts_with(&format!("HTTP/1.1 {status} ")), "{line}");
-        let mut length = None;
-        loop {
-            line.clear();
-            reader.read_line(&mut line).unwrap();
-            if line.trim().is_empty() {
-                break;
-            }
-            // tiny_http's only way to keep the socket from draining an
-            // endless body adds an `Upgrade` header; on a non-101 status
-            // clients ignore it (RFC 9110 §7.8), so it is allowed here.
-            let (name, value) = line.split_once(':').unwrap();
-            if name.eq_ignore_ascii_case("content-length") {
-                length = value.trim().parse::<usize>().ok();
-            }
-        }
-        let length = length.expect("the refusal says how long its body is");
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body).unwrap();
-        let message: Value = serde_json::from_slice(&body).unwrap();
-        assert!(message["error"]["message"].is_string(), "{message}");
-        assert!(message.get("id").is_none());
+fn a_refused_connection_answers_nothing_after_its_refusal_and_closes_when_its_client_does() {
+    let (host, _session, hits) = counted(HostConfig::default().workers(2));
+    let request = post_head(&host, "Content-Length: 2000\r\n");
+    let mut stream = head_sent(host.local_addr(), &request);
+    let (head, _) = answer_after_body(&mut stream, 2000);
+    assert!(head.starts_with("HTTP/1.1 401 "), "{head}");
+    assert_well_formed_refusal(&head);
+    // Requests pipelined behind it are read (tiny_http reads them) and
+    // dropped unanswered...
+    for _ in 0..3 {
+        stream.write_all(request.as_bytes()).unwrap();
+        stream.write_all(&[b' '; 2000]).unwrap();
     }
+    stream
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let mut more = [0; 64];
+    assert!(
+        stream.read(&mut more).is_err(),
+        "a request after the refusal was answered"
+    );
+    // ...and once the client closes its side, so does the host.
+    stream.shutdown(std::net::Shutdown::Write).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    assert_eq!(stream.read(&mut more).unwrap(), 0);
     assert_eq!(hits.load(Ordering::SeqCst), 0);
 }
 

@@ -14,7 +14,7 @@ mod headers;
 mod isolation;
 mod panics;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -110,22 +110,6 @@ fn first_status(answer: &[u8]) -> Option<u16> {
         .and_then(|rest| rest.get(2..))
         .and_then(|rest| rest.get(..3))
         .and_then(|code| code.parse().ok())
-}
-
-/// Sends only the head of a request whose body never comes, and returns the
-/// open stream and the status line of the answer.
-fn head_only(addr: SocketAddr, head: &str) -> (TcpStream, String) {
-    let stream = TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    let mut writer = stream.try_clone().unwrap();
-    writer.write_all(head.as_bytes()).unwrap();
-    let mut status = String::new();
-    BufReader::new(stream.try_clone().unwrap())
-        .read_line(&mut status)
-        .unwrap_or_else(|err| panic!("no answer before the body to {head:?}: {err}"));
-    (stream, status)
 }
 
 /// The head of a POST to `/mcp` with `headers` (each line ending in CRLF)
