@@ -9,22 +9,33 @@
 //!
 //! # What a client without the bearer can cost
 //!
-//! A refused request ends its connection (see `refused`); a body nobody
-//! reads goes to a bounded drainer (see `drain`); every connection reads
-//! with a timeout, so idle ones close (see `socket`); a dead accept thread
-//! is replaced (see `pool`). What tiny_http 0.12 does before the host sees
-//! a request cannot be bounded without replacing it, and stays as it is:
+//! A refused request ends its connection: one answer with
+//! `Connection: close`, and nothing more answered on it (see `refused`). A
+//! body nobody reads is read off and thrown away on a drain thread of its
+//! own, never a worker's and never behind another client's, and the
+//! answer follows it (see `drain`); every connection reads with a timeout,
+//! so idle ones close (see `socket`); a dead accept thread is replaced (see
+//! `pool`). What tiny_http 0.12 does before the host sees a request, or
+//! after it lets go of one, cannot be bounded without replacing it, and
+//! stays as it is (measured in `tests/tests/unauthenticated_load.rs`):
 //!
 //! - a header line, and the head as a whole, is read into memory whole
 //!   (the 431 for more than 100 headers or 32 KiB comes after): a client
 //!   that sends a 64 MiB header line costs that much until it is refused;
+//! - each connection has a thread of tiny_http's and two descriptors while
+//!   it is open, and tiny_http closes it only when its client does or a
+//!   read of it waits out the read timeout: a client that trickles a head,
+//!   or a refused body, a byte per read timeout keeps it for as long as it
+//!   goes on (there is no total deadline to set, and no way to close a
+//!   connection tiny_http holds); a refused body's drain thread goes with
+//!   it;
 //! - a connection's pipelined requests are read ahead into one queue,
 //!   unbounded; once one is refused the rest are dropped as fast as
 //!   tiny_http parses them, so the queue stays short, but requests the
 //!   host answers (a bearer holder's) are not limited per connection;
-//! - each connection has a thread of tiny_http's while it is open (the
-//!   read timeout bounds how long an idle one stays), and a refused body
-//!   larger than 64 MiB leaves its connection parked (see `reply`).
+//! - a body declared longer than any the host drains (1 GiB, or
+//!   `max_body_bytes`) leaves its connection open and unread for good,
+//!   counted and reported (see `reply::abandon`).
 
 pub(crate) mod drain;
 pub(crate) mod pool;
