@@ -221,9 +221,9 @@ impl Listener<'_, '_> {
         }
     }
 
-    /// Answers the server's request `id` in the MCP session: the handler's
-    /// answer, or "method not found" without one, so the server is never
-    /// left waiting.
+    /// Answers the server's request `id` in the MCP session: `ping` at
+    /// once, anything else with the handler's answer, or "method not
+    /// found" without one, so the server is never left waiting.
     /// A server of 2026-07-28 sends no requests (it asks through
     /// `input_required`), nor does one answering `initialize`: there is no
     /// session to answer in, so those are let pass.
@@ -231,7 +231,9 @@ impl Listener<'_, '_> {
         let Some(mode @ Mode::Stateful { .. }) = self.mode else {
             return Ok(());
         };
+        // Every peer answers `ping` (MCP's lifecycle), handler or none.
         let answer = match self.handler.as_mut() {
+            _ if request.method == "ping" => Ok(Value::Object(serde_json::Map::new())),
             Some(handler) => handler(&request),
             None => Err(Refusal::unhandled(&request.method)),
         };
@@ -290,8 +292,8 @@ impl Inbox for CallInbox<'_, '_, '_, '_> {
             Incoming::Request { id, method, params } => {
                 let request = ServerRequest::new(method, params);
                 match self.beside.as_mut() {
-                    Some(beside) => beside.answer(id, request),
-                    None => self.listener.answer(&id, request)?,
+                    Some(beside) if request.method != "ping" => beside.answer(id, request),
+                    _ => self.listener.answer(&id, request)?,
                 }
                 Ok(None)
             }

@@ -478,3 +478,26 @@ fn a_refused_or_unhandled_stateful_question_is_answered_with_a_json_rpc_error() 
         );
     }
 }
+
+#[test]
+fn a_ping_on_a_calls_stream_is_answered_with_an_empty_result_whatever_handler_the_call_has() {
+    let handled = AtomicUsize::new(0);
+    for options in [
+        CallOptions::new(),
+        CallOptions::new().on_request(|_| {
+            handled.fetch_add(1, Ordering::SeqCst);
+            Err(Refusal::new("only questions here"))
+        }),
+    ] {
+        let server = scripted(asking_stream(json!({"method": "ping"})));
+        let outcome = stateful(&server.url).call_tool_with("x", json!({}), options);
+        assert_eq!(outcome.unwrap().text(), "answered");
+        let (seen, _) = server.done.join().unwrap();
+        let answer = &seen[3].body;
+        schema::assert_valid("2025-11-25", "JSONRPCResponse", answer);
+        // MCP: every peer answers ping; no handler is asked.
+        assert_eq!(answer["id"], "ask-1");
+        assert_eq!(answer["result"], json!({}));
+    }
+    assert_eq!(handled.load(Ordering::SeqCst), 0);
+}
