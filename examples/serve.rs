@@ -27,10 +27,15 @@
 //! ```text
 //! cargo run --example serve
 //! ```
+//!
+//! It takes no options: `--help` (or `-h`) prints what it does and exits;
+//! anything else on its command line is refused with that text on stderr
+//! and exit status 2.
 
 use std::fs;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -388,10 +393,46 @@ fn shell_word(text: &str) -> String {
     }
 }
 
-pub(crate) fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// What `--help` prints.
+const USAGE: &str = "\
+usage: serve [-h | --help]
+
+Hosts demo tools (echo, add, transfer, convert_temperature, count) on a
+loopback MCP endpoint, checks a round trip through it, prints how to
+connect an agent, and serves until stdin closes or Ctrl-C. It takes no
+options: the port and the bearer are new on every run.
+
+The first stdout line is one JSON object, {\"url\", \"authorization\",
+\"acp\", \"stdio\"}, for scripts; then come the self-check, the ACP
+entries and one line to copy for each agent.
+
+  -h, --help  print this and exit
+";
+
+pub(crate) fn main() -> ExitCode {
     // The "stdio" entry starts this program again: that copy relays to the
     // session and exits here.
     toolhost::relay::run_if_requested();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|arg| arg == "-h" || arg == "--help") {
+        print!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    if let Some(other) = args.first() {
+        eprint!("serve: unknown option {other:?}\n\n{USAGE}");
+        return ExitCode::from(2);
+    }
+    match serve() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("serve: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The demo itself, once the command line asked for it.
+pub(crate) fn serve() -> Result<(), Box<dyn std::error::Error>> {
     let host = ToolHost::bind(
         HostConfig::default()
             .server_name("toolhost-demo")

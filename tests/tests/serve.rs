@@ -8,7 +8,10 @@
 //! spawns a copy of itself to run it: the program under test is always
 //! built from the sources under test, with no cargo run from inside a test.
 
-#[allow(dead_code, reason = "only the example's main is called here")]
+#[allow(
+    dead_code,
+    reason = "only the example's demo is called here, not its main"
+)]
 #[path = "../../examples/serve.rs"]
 mod serve;
 
@@ -35,7 +38,10 @@ const PATIENCE: Duration = Duration::from_secs(60);
 #[test]
 fn serve_runs_here_in_the_copy_the_test_spawns() {
     if env::var_os(RUN_SERVE).is_some() {
-        serve::main().expect("the example ends well");
+        // As the example's main does first: the session's stdio entry is
+        // refused to a program that did not.
+        toolhost::relay::run_if_requested();
+        serve::serve().expect("the example ends well");
     }
 }
 
