@@ -155,6 +155,30 @@ pub(crate) fn claude_code_config(name: &str, url: &str, authorization: &str) -> 
     })
 }
 
+/// Copilot CLI's MCP configuration: the content of a file for
+/// `copilot --additional-mcp-config @FILE`.
+pub(crate) fn copilot_cli_config(name: &str, url: &str, authorization: &str) -> Value {
+    // Source: GitHub Copilot CLI docs, "Adding MCP servers for GitHub
+    // Copilot CLI" (docs.github.com, copilot-cli/customize-copilot): the
+    // file has the shape of `~/.copilot/mcp-config.json`, servers under
+    // `mcpServers` keyed by name; a remote one is `"type": "http"`
+    // (Streamable HTTP) with `url` and a `headers` object, and `tools`
+    // lists the tools to offer, `["*"]` for all (required by some
+    // versions, so always written). `--additional-mcp-config` takes the
+    // JSON itself or, with a leading `@`, a file's path: the file keeps
+    // the bearer off the command line.
+    json!({
+        "mcpServers": {
+            name: {
+                "type": "http",
+                "url": url,
+                "headers": {"Authorization": authorization},
+                "tools": ["*"],
+            },
+        },
+    })
+}
+
 /// Gemini CLI's MCP configuration: an object to merge into
 pub(crate) fn gemini_cli_config(name: &str, url: &str, authorization: &str) -> Value {
     // Source: Gemini CLI docs, "MCP servers with Gemini CLI"
@@ -295,6 +319,23 @@ mod tests {
     }
 
     #[test]
+    fn the_copilot_cli_config_has_one_http_server_offering_all_its_tools() {
+        let name = "myapp";
+        let config = reparsed(&copilot_cli_config(name, URL, AUTH));
+        assert_eq!(
+            config,
+            json!({"mcpServers": {"myapp": {
+                "type": "http",
+                "url": URL,
+                "headers": {"Authorization": AUTH},
+                "tools": ["*"],
+            }}})
+        );
+        // Not the legacy SSE transport, which this host does not serve.
+        assert_ne!(config["mcpServers"]["myapp"]["type"], "sse");
+    }
+
+    #[test]
     fn the_gemini_config_uses_http_url_not_the_sse_url_key() {
         let name = "myapp";
         let config = reparsed(&gemini_cli_config(name, URL, AUTH));
@@ -347,6 +388,7 @@ mod tests {
         for text in [
             mcp_servers(name, URL, AUTH).to_string(),
             claude_code_config(name, URL, AUTH).to_string(),
+            copilot_cli_config(name, URL, AUTH).to_string(),
             gemini_cli_config(name, URL, AUTH).to_string(),
             vscode_config(name, URL, AUTH).to_string(),
             codex_config_toml(name, URL, AUTH),

@@ -205,12 +205,13 @@
 //! let session = host.open_session(StaticSurface::new());
 //! let acp = session.acp_mcp_servers();       // ACP session/new "mcpServers" (Copilot, Gemini, Zed, adapters)
 //! let claude = session.claude_code_config(); // a 0600 file for `claude --mcp-config FILE`
+//! let copilot = session.copilot_cli_config(); // a 0600 file for `copilot --additional-mcp-config @FILE`
 //! let gemini = session.gemini_cli_config();  // a 0600 file for GEMINI_CLI_SYSTEM_SETTINGS_PATH
 //! let vscode = session.vscode_config();      // .vscode/mcp.json, kept 0600
 //! let codex = session.codex_config_toml();   // a config.toml table, kept 0600
 //! assert_eq!(acp[0]["headers"][0]["value"], session.authorization());
 //! assert_eq!(claude["mcpServers"]["myapp"]["url"], session.url());
-//! # let _ = (gemini, vscode, codex);
+//! # let _ = (copilot, gemini, vscode, codex);
 //! # Ok::<(), toolhost::Error>(())
 //! ```
 //!

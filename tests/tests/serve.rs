@@ -160,6 +160,7 @@ fn each_agents_line_reaches_the_session_through_private_files_never_a_command_li
     let labels = [
         "Claude Code:",
         "Codex:",
+        "Copilot CLI:",
         "Gemini CLI:",
         "ACP client:",
         "curl:",
@@ -173,6 +174,18 @@ fn each_agents_line_reaches_the_session_through_private_files_never_a_command_li
     }
     assert!(block.iter().all(|line| !line.contains(token)));
     assert!(printed.iter().any(|line| line.contains(token)));
+    // The output that holds the bearer says so, before the entries print
+    // it again (the JSON line a script reads must stay first).
+    let said = printed
+        .iter()
+        .position(|line| line.starts_with("This output carries the session's bearer"))
+        .expect("a line saying stdout holds the bearer");
+    let entries = printed
+        .iter()
+        .position(|line| line.starts_with("ACP session/new"))
+        .expect("the ACP entry");
+    assert!(said < entries && entries < start);
+    assert!(printed[..said].iter().filter(|l| l.contains(token)).count() == 1);
 
     // Where the lines point: a directory only its owner can enter, with a
     // file for each agent that only its owner can read.
@@ -194,6 +207,7 @@ fn each_agents_line_reaches_the_session_through_private_files_never_a_command_li
         assert_eq!(mode(&dir), 0o700);
         for name in [
             "claude.mcp.json",
+            "copilot.mcp.json",
             "gemini-settings.json",
             "bearer",
             "authorization.header",
@@ -211,6 +225,13 @@ fn each_agents_line_reaches_the_session_through_private_files_never_a_command_li
         }}})
     );
     assert_eq!(
+        read_json("copilot.mcp.json"),
+        json!({"mcpServers": {"toolhost-demo": {
+            "type": "http", "url": url, "headers": {"Authorization": authorization},
+            "tools": ["*"],
+        }}})
+    );
+    assert_eq!(
         read_json("gemini-settings.json"),
         json!({"mcpServers": {"toolhost-demo": {
             "httpUrl": url, "headers": {"Authorization": authorization},
@@ -225,6 +246,11 @@ fn each_agents_line_reaches_the_session_through_private_files_never_a_command_li
 
     // Each line names those files (as POSIX shell words) and the session's
     // URL.
+    let copilot = line(block, "Copilot CLI:");
+    assert_eq!(
+        path_after(copilot, "copilot --additional-mcp-config @"),
+        file("copilot.mcp.json")
+    );
     let gemini = line(block, "Gemini CLI:");
     assert_eq!(
         path_after(gemini, "GEMINI_CLI_SYSTEM_SETTINGS_PATH="),
