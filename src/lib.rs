@@ -274,13 +274,17 @@
 // rather than worded twice.
 #![cfg_attr(not(feature = "client"), allow(rustdoc::broken_intra_doc_links))]
 
-// The crate, bottom-up: leaves (`sync`, `crypto`, `base64`, `sse`,
-// `error`, `event`, `schema`, `child`: child processes spoken to in JSON
-// lines), the vocabulary (`model`), the handler side (`call`), the sans-IO
-// protocol core (`mcp`), the runtime (`runtime`), and the shell (`http`,
-// `host`, `session`, `config`, `acp`, `relay`). Each uses only
-// those before it; `client` builds on the vocabulary and `child`, and
-// `upstream` (another MCP server as a surface) on `call` and `client`.
+// The crate, bottom-up, each module using only those named before it
+// (README, "Working on toolhost"; `modgraph.py src --dot` draws them):
+// leaves (`sync`, `crypto`, `base64`, `hash`, `sse`, `error`, `schema`,
+// `child`: child processes spoken to in JSON lines), the vocabulary
+// (`model`, and `event`, the events told in it), the handler side
+// (`call`), the sans-IO protocol core (`mcp`), the runtime (`runtime`),
+// what speaks to other programs on the vocabulary alone (`client`;
+// `relay` on it; `acp`'s entries, which name the relay's variables), the
+// shell (`http`, `config`, `session`, `host`), and on top `acp`'s driver
+// (on `session` and `child`) and `upstream` (another MCP server as a
+// surface, on `call`, `client` and `config`).
 pub mod acp;
 mod base64;
 mod call;

@@ -203,6 +203,41 @@ fn the_readme_states_the_agent_drivers_deadlines_and_grace_as_the_code_sets_them
     });
 }
 
+#[test]
+fn the_readmes_table_of_json_rpc_errors_names_every_code_the_crate_answers_with() {
+    use crate::model::jsonrpc::{
+        HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
+        MISSING_CLIENT_CAPABILITY, PARSE_ERROR, SERVER_ERROR, SESSION_NOT_FOUND,
+        UNSUPPORTED_PROTOCOL_VERSION,
+    };
+    let mut defined = vec![
+        PARSE_ERROR,
+        INVALID_REQUEST,
+        METHOD_NOT_FOUND,
+        INVALID_PARAMS,
+        INTERNAL_ERROR,
+        SERVER_ERROR,
+        SESSION_NOT_FOUND,
+        HEADER_MISMATCH,
+        MISSING_CLIENT_CAPABILITY,
+        UNSUPPORTED_PROTOCOL_VERSION,
+    ];
+    defined.sort_unstable();
+    // The table's rows, line by line as the README holds them.
+    let mut listed: Vec<i64> = include_str!("../README.md")
+        .lines()
+        .filter_map(|line| line.strip_prefix("| "))
+        .filter(|row| row.starts_with("-32"))
+        .map(|row| {
+            let code = row.split(' ').next().unwrap_or_default();
+            code.parse::<i64>().expect("a code")
+        })
+        .collect();
+    listed.sort_unstable();
+    // Each code once, and no row for a code the crate does not define.
+    assert_eq!(listed, defined);
+}
+
 /// The doc comment of the item declared by `declaration` in `source` (a
 /// file's text), its lines joined with single spaces, so that a phrase may
 /// wrap anywhere.
