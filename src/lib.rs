@@ -275,7 +275,7 @@
 #![cfg_attr(not(feature = "client"), allow(rustdoc::broken_intra_doc_links))]
 
 // The crate, bottom-up, each module using only those named before it
-// (README, "Working on toolhost"; `modgraph.py src --dot` draws them):
+// (README, "Working on toolhost"; `modgraph.py src --dot` draws the imports):
 // leaves (`sync`, `crypto`, `base64`, `hash`, `sse`, `error`, `schema`,
 // `child`: child processes spoken to in JSON lines), the vocabulary
 // (`model`, and `event`, the events told in it), the handler side
