@@ -87,8 +87,19 @@ pub(crate) const MAX_SERVER_NAME_LEN: usize = 32;
 ///   unchanged, so the name the model sees is the name the application set;
 /// - a leading letter, because Gemini's function names must start with a
 ///   letter or `_`, and agents put the server name first;
-/// - no `__` and no trailing `_`, because Claude Code and Codex split
-///   `mcp__<server>__<tool>` at `__`: `my__app` or `app_` would split wrong.
+/// - no `__` and no trailing `_`, because Claude Code and Codex name a
+///   tool `mcp__<server>__<tool>` and split it at `__`: `my__app` or
+///   `app_` would split wrong;
+/// - `_` itself allowed, though Gemini CLI names a tool
+///   `mcp_<server>_<tool>` and its policy engine reads the server's name
+///   as ending at the first `_` after `mcp_`: under `my_app` the tools
+///   still work, but a policy rule written for the server
+///   (`mcp_my_app_*`) is read as one for `my` and silently misses. Its
+///   docs warn against `_` in a server's name; the docs of
+///   [`HostConfig::server_name`](crate::HostConfig::server_name) pass that
+///   on rather than refuse names that work everywhere else. A bridged
+///   server's name (`McpServerLayer`) is no concern there: it follows the
+///   host's name inside the tool's.
 pub(crate) fn validate_server_name(name: &str) -> Result<(), Error> {
     let problem = if name.is_empty() {
         Some("it is empty".to_owned())
