@@ -517,8 +517,11 @@ pub(crate) fn serve() -> Result<(), Box<dyn std::error::Error>> {
     // Blocks until stdin reaches end of file (or fails): the parent's signal
     // to stop.
     let _ = io::stdin().lock().read_to_end(&mut Vec::new());
+    // `calls_served` counts the calls that reached a handler: the
+    // self-check's transfer, refused for its arguments, is not one.
     eprintln!(
-        "[toolhost] stdin closed after {} tool calls; shutting down",
+        "[toolhost] stdin closed after {} tool calls reached a handler (not counting calls \
+         refused before one, such as the self-check's transfer); shutting down",
         session.calls_served()
     );
     drop(files);

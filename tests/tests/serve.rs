@@ -17,7 +17,7 @@ mod serve;
 
 use std::env;
 use std::fs;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -50,6 +50,8 @@ fn serve_runs_here_in_the_copy_the_test_spawns() {
 struct Example {
     child: Child,
     lines: mpsc::Receiver<String>,
+    /// Everything the example wrote to stderr, once it has closed it.
+    stderr: Option<thread::JoinHandle<String>>,
     files: Option<PathBuf>,
 }
 
@@ -58,13 +60,22 @@ impl Example {
         let mut child = Command::new(env::current_exe().expect("the test's own path"))
             .args(["--exact", "serve_runs_here_in_the_copy_the_test_spawns"])
             .args(["--test-threads", "1"])
+            // What the example writes to stderr reaches the pipe, not
+            // libtest's capture.
+            .arg("--nocapture")
             .env(RUN_SERVE, "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("spawn the example");
         let stdout = child.stdout.take().expect("piped stdout");
+        let mut stderr = child.stderr.take().expect("piped stderr");
+        let stderr = thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        });
         let (sender, lines) = mpsc::channel();
         thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
@@ -76,6 +87,7 @@ impl Example {
         Example {
             child,
             lines,
+            stderr: Some(stderr),
             files: None,
         }
     }
@@ -96,13 +108,15 @@ impl Example {
         }
     }
 
-    /// Closes the example's stdin, its signal to stop, and waits for it.
-    fn stop(&mut self) -> std::process::ExitStatus {
+    /// Closes the example's stdin, its signal to stop, and waits for it:
+    /// how it ended, and what it wrote to stderr.
+    fn stop(&mut self) -> (std::process::ExitStatus, String) {
         drop(self.child.stdin.take());
         let deadline = Instant::now() + PATIENCE;
         loop {
             if let Some(status) = self.child.try_wait().expect("wait for the example") {
-                return status;
+                let stderr = self.stderr.take().expect("stderr not yet read");
+                return (status, stderr.join().expect("the stderr reader"));
             }
             assert!(Instant::now() < deadline, "the example did not stop");
             thread::sleep(Duration::from_millis(20));
@@ -285,8 +299,16 @@ fn each_agents_line_reaches_the_session_through_private_files_never_a_command_li
     let refused = Client::builder(url).bearer(&forged).connect();
     assert!(refused.is_err(), "a forged bearer connected");
 
-    // Stopping the example removes the files with the bearer in them.
-    assert!(example.stop().success());
+    // Stopping the example removes the files with the bearer in them, and
+    // its last line counts the calls that reached a handler: the
+    // self-check's echo and count and this test's echo, not the transfer
+    // refused for its arguments (`calls_served` counts handlers reached).
+    let (status, stderr) = example.stop();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("stdin closed after 3 tool calls reached a handler (not counting"),
+        "{stderr}"
+    );
     assert!(!dir.exists(), "{} outlived the example", dir.display());
 }
 
