@@ -28,10 +28,14 @@
 //! what arguments, so that comes from the handlers — drop the session, and
 //! end the agent with everything it started.
 //!
+//! `--help` (or `-h`) prints the options and exits.
+//!
 //! Exit status: 0 when the turn ended; 1 when it failed (the agent could not
-//! start, broke the protocol, or did not answer in time); 2 when the agent
+//! start, broke the protocol, or did not answer in time) or the command
+//! line could not be used (the options follow on stderr); 2 when the agent
 //! reported a completed tool call but no call reached the host, which means
-//! it did not use the entry (or used only tools of its own). The last line
+//! it did not use the entry (or used only tools of its own) — which is why
+//! a bad command line is not the usual 2 here. The last line
 //! on stdout is a JSON summary for scripts: `{"stopReason", "error",
 //! "transport", "callsServed", "toolCalls", "toolCallsCompleted", "calls":
 //! [{"tool", "arguments"}]}`.
@@ -52,11 +56,36 @@ const EXIT_FAILED: u8 = 1;
 const EXIT_UNSERVED_CLAIM: u8 = 2;
 const DEFAULT_PROMPT: &str = "Use the echo tool of the toolhost-demo MCP server to echo \
     'hello from toolhost', then use its add tool to add 2 and 40. Report both results.";
-const USAGE: &str = "usage: acp_turn [--prompt TEXT] [--permission allow|reject] \
-    [--transport auto|http|stdio] [--auth METHOD] [--cwd DIR] [--startup-timeout SECS] \
-    [--turn-timeout SECS] -- AGENT [ARGS...]";
+/// What `--help` prints.
+const USAGE: &str = "\
+usage: acp_turn [OPTIONS] -- AGENT [ARGS...]
 
-fn main() -> ExitCode {
+Drives the ACP agent AGENT through one prompt turn with two demo tools
+(echo, add) served on loopback, prints what the agent streams, then what
+reached the host, and last a JSON summary line.
+
+  --prompt TEXT            the prompt (by default one that asks for the
+                           demo tools)
+  --permission allow|reject
+                           how to answer the agent's permission requests
+                           (allow)
+  --transport auto|http|stdio
+                           the mcpServers entry: chosen from the agent's
+                           capabilities, or forced (auto)
+  --auth METHOD            authenticate with METHOD before the session
+  --cwd DIR                the session's working directory (the current
+                           one)
+  --startup-timeout SECS   for initialize, authenticate and session/new
+                           (120)
+  --turn-timeout SECS      for the turn, then it is cancelled (600)
+  -h, --help               print this and exit
+
+Exit status: 0 when the turn ended; 1 when it failed or the command line
+could not be used; 2 when the agent reported a completed tool call but no
+call reached the host.
+";
+
+pub(crate) fn main() -> ExitCode {
     // A stdio entry starts this program again: that copy relays and exits.
     toolhost::relay::run_if_requested();
     run_cli(std::env::args().skip(1))
@@ -66,9 +95,15 @@ fn main() -> ExitCode {
 /// exit status.
 pub(crate) fn run_cli(args: impl IntoIterator<Item = String>) -> ExitCode {
     let options = match Options::parse(args) {
-        Ok(options) => options,
+        Ok(Some(options)) => options,
+        Ok(None) => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        // Not 2, the usual status of a bad command line: that one already
+        // tells scripts the agent claimed calls the host never served.
         Err(why) => {
-            eprintln!("acp_turn: {why}\n{USAGE}");
+            eprint!("acp_turn: {why}\n\n{USAGE}");
             return ExitCode::from(EXIT_FAILED);
         }
     };
@@ -93,7 +128,9 @@ struct Options {
 }
 
 impl Options {
-    fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
+    /// The options `args` give: `None` when they ask for help, an error
+    /// naming what is wrong when they cannot be used.
+    fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Options>, String> {
         let mut args = args.into_iter();
         let mut options = Options {
             prompt: DEFAULT_PROMPT.to_owned(),
@@ -112,6 +149,7 @@ impl Options {
                     options.agent = args.collect();
                     break;
                 }
+                "-h" | "--help" => return Ok(None),
                 "--prompt" => options.prompt = value()?,
                 "--permission" => {
                     options.allow = match value()?.as_str() {
@@ -146,7 +184,7 @@ impl Options {
         if options.agent.is_empty() {
             return Err("give the agent's command after --".to_owned());
         }
-        Ok(options)
+        Ok(Some(options))
     }
 }
 

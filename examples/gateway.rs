@@ -22,6 +22,10 @@
 //! cargo run --example gateway -- --http docs=http://127.0.0.1:8000/mcp --auth-file docs=$HOME/.config/docs.auth
 //! ```
 //!
+//! `--help` (or `-h`) prints the flags and exits; a command line the
+//! program cannot use is refused with them on stderr and exit status 2
+//! (1 is a failure once running, such as a credential it cannot read).
+//!
 //! `--stdio NAME=COMMAND [ARGS…]` starts `COMMAND` with its arguments (the
 //! value is split on spaces, so quote it as one word) as a stdio MCP server
 //! named `NAME`; its stderr lines go to this program's stderr as events, and
@@ -85,60 +89,104 @@ enum Server {
     Stdio(Vec<String>),
 }
 
-/// The servers named on the command line, in order, and the
-/// `Authorization` value of each HTTP server that has one (read from the
-/// variable or file named).
-struct Args {
-    servers: Vec<(String, Server)>,
-    auth: HashMap<String, String>,
+/// Where an HTTP server's `Authorization` value is read from.
+enum Secret {
+    /// `--auth-env NAME=VAR`.
+    Env(String),
+    /// `--auth-file NAME=PATH`.
+    File(String),
 }
 
-fn parse_args() -> Result<Args, String> {
+/// The servers named on the command line, in order, and where the
+/// `Authorization` value of each HTTP server that has one is read from.
+struct Args {
+    servers: Vec<(String, Server)>,
+    auth: HashMap<String, Secret>,
+}
+
+/// What `--help` prints.
+const USAGE: &str = "\
+usage: gateway [--stdio NAME=COMMAND | --http NAME=URL]... [--auth-env NAME=VAR]...
+               [--auth-file NAME=PATH]...
+
+Serves two demo tools (echo, add) and every tool of the MCP servers named,
+listed as <server>_<tool>, on one loopback MCP endpoint, until stdin
+closes or Ctrl-C. Servers join in the background; each change of their
+state is a line on stderr. The first stdout line is one JSON object,
+{\"url\", \"authorization\", \"acp\", \"tools\"}: it holds the session's
+bearer, so keep stdout out of any log others can read.
+
+  --stdio NAME=COMMAND   start COMMAND (split on spaces: quote the value as
+                         one word) as the stdio MCP server NAME
+  --http NAME=URL        bridge the Streamable HTTP server at URL (loopback
+                         only) as NAME
+  --auth-env NAME=VAR    send server NAME the Authorization value held in
+                         the environment variable VAR
+  --auth-file NAME=PATH  send server NAME the Authorization value in the
+                         file PATH, which only its owner may read (0600)
+  -h, --help             print this and exit
+
+Flags may repeat and mix; the servers' layers come in the order given. A
+credential is never taken from the command line, which every user of the
+machine can read.
+";
+
+/// The command line (without the program's name): `None` when it asks
+/// for help, an error naming what is wrong when it cannot be used.
+fn parse_args(words: impl IntoIterator<Item = String>) -> Result<Option<Args>, String> {
     let mut args = Args {
         servers: Vec::new(),
         auth: HashMap::new(),
     };
-    let mut words = std::env::args().skip(1);
+    let mut words = words.into_iter();
     while let Some(flag) = words.next() {
+        match flag.as_str() {
+            "-h" | "--help" => return Ok(None),
+            "--http" | "--stdio" | "--auth-env" | "--auth-file" | "--auth" => {}
+            other => return Err(format!("unknown option {other:?}")),
+        }
         let value = words
             .next()
             .ok_or_else(|| format!("{flag} needs a value NAME=…"))?;
         let (name, rest) = value
             .split_once('=')
             .ok_or_else(|| format!("{flag} {value:?}: expected NAME=…"))?;
+        let name = name.to_owned();
         match flag.as_str() {
-            "--http" => args
-                .servers
-                .push((name.to_owned(), Server::Http(rest.to_owned()))),
+            "--http" => args.servers.push((name, Server::Http(rest.to_owned()))),
             "--stdio" => {
                 let words: Vec<String> = rest.split_whitespace().map(str::to_owned).collect();
                 if words.is_empty() {
                     return Err(format!("--stdio {value:?}: expected NAME=COMMAND [ARGS…]"));
                 }
-                args.servers.push((name.to_owned(), Server::Stdio(words)));
+                args.servers.push((name, Server::Stdio(words)));
             }
             "--auth-env" => {
-                let value = std::env::var(rest).map_err(|err| {
-                    format!("--auth-env {name}={rest}: cannot read the variable {rest}: {err}")
-                })?;
-                args.auth.insert(name.to_owned(), value.trim().to_owned());
+                args.auth.insert(name, Secret::Env(rest.to_owned()));
             }
             "--auth-file" => {
-                args.auth.insert(name.to_owned(), read_secret(rest)?);
+                args.auth.insert(name, Secret::File(rest.to_owned()));
             }
-            "--auth" => {
+            _ => {
                 return Err(format!(
                     "--auth is gone: a credential on the command line is readable by every user of the machine (ps, /proc/PID/cmdline); put it in a variable and pass --auth-env {name}=VAR, or in a file of mode 0600 and pass --auth-file {name}=PATH"
                 ))
             }
-            other => {
-                return Err(format!(
-                    "unknown flag {other:?}; use --stdio NAME=COMMAND [ARGS…], --http NAME=URL, --auth-env NAME=VAR and --auth-file NAME=PATH"
-                ))
-            }
         }
     }
-    Ok(args)
+    Ok(Some(args))
+}
+
+/// The `Authorization` value `secret` holds, for server `name`.
+fn read_auth(name: &str, secret: &Secret) -> Result<String, String> {
+    match secret {
+        Secret::Env(var) => std::env::var(var)
+            .map(|value| value.trim().to_owned())
+            .map_err(|err| {
+                format!("--auth-env {name}={var}: cannot read the variable {var}: {err}")
+            }),
+        Secret::File(path) => read_secret(path),
+    }
 }
 
 /// The credential in the file at `path`, which only its owner may read.
@@ -165,15 +213,14 @@ fn on_event(event: &Event) {
     eprintln!("[gateway] {event}");
 }
 
-fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let args = parse_args()?;
+fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let mut layers = LayeredSurface::builder().layer("app", demo_tools()?);
     for (name, server) in &args.servers {
         let (builder, source) = match server {
             Server::Http(url) => {
                 let mut client = Client::builder(url);
-                if let Some(auth) = args.auth.get(name) {
-                    client = client.header("Authorization", auth);
+                if let Some(secret) = args.auth.get(name) {
+                    client = client.header("Authorization", &read_auth(name, secret)?);
                 }
                 (McpServerLayer::builder(name.as_str(), client), url.clone())
             }
@@ -228,8 +275,19 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-fn main() -> ExitCode {
-    match run() {
+pub(crate) fn main() -> ExitCode {
+    let args = match parse_args(std::env::args().skip(1)) {
+        Ok(Some(args)) => args,
+        Ok(None) => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(why) => {
+            eprint!("gateway: {why}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("gateway: {err}");

@@ -11,9 +11,13 @@
 //! for its arguments before any handler runs, and a streamed call the
 //! client resumes after the host closes its connection), prints how to
 //! connect — the ACP entries, then one line to copy for each of Claude
-//! Code, Codex, Gemini CLI and curl, which reach the bearer through files
-//! of mode 0600 or the environment, never a command line — and serves
-//! until stdin closes or Ctrl-C.
+//! Code, Codex, Copilot CLI, Gemini CLI and curl, which reach the bearer
+//! through files of mode 0600 or the environment, never a command line —
+//! and serves until stdin closes or Ctrl-C.
+//!
+//! Its stdout carries the bearer itself (the first line and the ACP and
+//! stdio entries hold it), and says so: send it to a terminal or a pipe
+//! you read, never to a log others can read.
 //!
 //! Each handler reads its arguments from the JSON the agent sent: the host
 //! checks them against the tool's input schema before the handler runs, so
@@ -27,10 +31,15 @@
 //! ```text
 //! cargo run --example serve
 //! ```
+//!
+//! It takes no options: `--help` (or `-h`) prints what it does and exits;
+//! anything else on its command line is refused with that text on stderr
+//! and exit status 2.
 
 use std::fs;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -323,6 +332,7 @@ impl AgentFiles {
         let pretty = |config: &Value| serde_json::to_string_pretty(config).unwrap_or_default();
         for (name, contents) in [
             ("claude.mcp.json", pretty(&session.claude_code_config())),
+            ("copilot.mcp.json", pretty(&session.copilot_cli_config())),
             ("gemini-settings.json", pretty(&session.gemini_cli_config())),
             ("bearer", session.bearer_token().to_owned()),
             (
@@ -350,10 +360,12 @@ impl AgentFiles {
             "mcp_servers.{name}.bearer_token_env_var=\"{CODEX_BEARER_VAR}\""
         ));
         format!(
-            "Connect an agent to this session (the bearer stays in files only you can read, \
-             under {dir}; never on a command line, which every user can read):\n\
+            "Connect an agent to this session. Each line below hands it the bearer through a file \
+             only you can read, under {dir}, or the environment: never a command line, which \
+             every user can read.\n\
              \x20 Claude Code: claude --mcp-config {claude}\n\
              \x20 Codex:       {CODEX_BEARER_VAR}=\"$(cat {bearer})\" codex -c {codex_url} -c {codex_var}\n\
+             \x20 Copilot CLI: copilot --additional-mcp-config @{copilot}\n\
              \x20 Gemini CLI:  GEMINI_CLI_SYSTEM_SETTINGS_PATH={gemini} gemini\n\
              \x20 ACP client:  the \"mcpServers\" above, in its session/new\n\
              \x20 curl:        curl -si {url} -H @{header} \\\n\
@@ -361,6 +373,7 @@ impl AgentFiles {
              \x20   -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"curl\",\"version\":\"0\"}}}}}}'",
             dir = shell_word(&self.dir.to_string_lossy()),
             claude = self.path("claude.mcp.json"),
+            copilot = self.path("copilot.mcp.json"),
             bearer = self.path("bearer"),
             gemini = self.path("gemini-settings.json"),
             header = self.path("authorization.header"),
@@ -388,10 +401,49 @@ fn shell_word(text: &str) -> String {
     }
 }
 
-pub(crate) fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// What `--help` prints.
+const USAGE: &str = "\
+usage: serve [-h | --help]
+
+Hosts demo tools (echo, add, transfer, convert_temperature, count) on a
+loopback MCP endpoint, checks a round trip through it, prints how to
+connect an agent, and serves until stdin closes or Ctrl-C. It takes no
+options: the port and the bearer are new on every run.
+
+The first stdout line is one JSON object, {\"url\", \"authorization\",
+\"acp\", \"stdio\"}, for scripts; then come the self-check, the ACP
+entries and one line to copy for each of Claude Code, Codex, Copilot CLI,
+Gemini CLI and curl. stdout carries the session's bearer (the JSON line
+and both entries): keep it out of any log others can read. The lines to
+copy reach it through files only you can read, never a command line.
+
+  -h, --help  print this and exit
+";
+
+pub(crate) fn main() -> ExitCode {
     // The "stdio" entry starts this program again: that copy relays to the
     // session and exits here.
     toolhost::relay::run_if_requested();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|arg| arg == "-h" || arg == "--help") {
+        print!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    if let Some(other) = args.first() {
+        eprint!("serve: unknown option {other:?}\n\n{USAGE}");
+        return ExitCode::from(2);
+    }
+    match serve() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("serve: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The demo itself, once the command line asked for it.
+pub(crate) fn serve() -> Result<(), Box<dyn std::error::Error>> {
     let host = ToolHost::bind(
         HostConfig::default()
             .server_name("toolhost-demo")
@@ -427,7 +479,9 @@ pub(crate) fn main() -> Result<(), Box<dyn std::error::Error>> {
     let check = round_trip(&session);
     writeln!(
         stdout,
-        "\ntoolhost demo serving {} tools ({}) at {}",
+        "\ntoolhost demo serving {} tools ({}) at {}\n\
+         This output carries the session's bearer (in the JSON line above and the ACP and stdio \
+         entries below): keep it out of any log that others can read.",
         names.len(),
         names.join(", "),
         session.url()
@@ -463,8 +517,11 @@ pub(crate) fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Blocks until stdin reaches end of file (or fails): the parent's signal
     // to stop.
     let _ = io::stdin().lock().read_to_end(&mut Vec::new());
+    // `calls_served` counts the calls that reached a handler: the
+    // self-check's transfer, refused for its arguments, is not one.
     eprintln!(
-        "[toolhost] stdin closed after {} tool calls; shutting down",
+        "[toolhost] stdin closed after {} tool calls reached a handler (not counting calls \
+         refused before one, such as the self-check's transfer); shutting down",
         session.calls_served()
     );
     drop(files);

@@ -87,8 +87,19 @@ pub(crate) const MAX_SERVER_NAME_LEN: usize = 32;
 ///   unchanged, so the name the model sees is the name the application set;
 /// - a leading letter, because Gemini's function names must start with a
 ///   letter or `_`, and agents put the server name first;
-/// - no `__` and no trailing `_`, because Claude Code and Codex split
-///   `mcp__<server>__<tool>` at `__`: `my__app` or `app_` would split wrong.
+/// - no `__` and no trailing `_`, because Claude Code and Codex name a
+///   tool `mcp__<server>__<tool>` and split it at `__`: `my__app` or
+///   `app_` would split wrong;
+/// - `_` itself allowed, though Gemini CLI names a tool
+///   `mcp_<server>_<tool>` and its policy engine reads the server's name
+///   as ending at the first `_` after `mcp_`: under `my_app` the tools
+///   still work, but a policy rule written for the server
+///   (`mcp_my_app_*`) is read as one for `my` and silently misses. Its
+///   docs warn against `_` in a server's name; the docs of
+///   [`HostConfig::server_name`](crate::HostConfig::server_name) pass that
+///   on rather than refuse names that work everywhere else. A bridged
+///   server's name (`McpServerLayer`) is no concern there: it follows the
+///   host's name inside the tool's.
 pub(crate) fn validate_server_name(name: &str) -> Result<(), Error> {
     let problem = if name.is_empty() {
         Some("it is empty".to_owned())
@@ -150,6 +161,30 @@ pub(crate) fn claude_code_config(name: &str, url: &str, authorization: &str) -> 
                 "type": "http",
                 "url": url,
                 "headers": {"Authorization": authorization},
+            },
+        },
+    })
+}
+
+/// Copilot CLI's MCP configuration: the content of a file for
+/// `copilot --additional-mcp-config @FILE`.
+pub(crate) fn copilot_cli_config(name: &str, url: &str, authorization: &str) -> Value {
+    // Source: GitHub Copilot CLI docs, "Adding MCP servers for GitHub
+    // Copilot CLI" (docs.github.com, copilot-cli/customize-copilot): the
+    // file has the shape of `~/.copilot/mcp-config.json`, servers under
+    // `mcpServers` keyed by name; a remote one is `"type": "http"`
+    // (Streamable HTTP) with `url` and a `headers` object, and `tools`
+    // lists the tools to offer, `["*"]` for all (required by some
+    // versions, so always written). `--additional-mcp-config` takes the
+    // JSON itself or, with a leading `@`, a file's path: the file keeps
+    // the bearer off the command line.
+    json!({
+        "mcpServers": {
+            name: {
+                "type": "http",
+                "url": url,
+                "headers": {"Authorization": authorization},
+                "tools": ["*"],
             },
         },
     })
@@ -295,6 +330,23 @@ mod tests {
     }
 
     #[test]
+    fn the_copilot_cli_config_has_one_http_server_offering_all_its_tools() {
+        let name = "myapp";
+        let config = reparsed(&copilot_cli_config(name, URL, AUTH));
+        assert_eq!(
+            config,
+            json!({"mcpServers": {"myapp": {
+                "type": "http",
+                "url": URL,
+                "headers": {"Authorization": AUTH},
+                "tools": ["*"],
+            }}})
+        );
+        // Not the legacy SSE transport, which this host does not serve.
+        assert_ne!(config["mcpServers"]["myapp"]["type"], "sse");
+    }
+
+    #[test]
     fn the_gemini_config_uses_http_url_not_the_sse_url_key() {
         let name = "myapp";
         let config = reparsed(&gemini_cli_config(name, URL, AUTH));
@@ -347,6 +399,7 @@ mod tests {
         for text in [
             mcp_servers(name, URL, AUTH).to_string(),
             claude_code_config(name, URL, AUTH).to_string(),
+            copilot_cli_config(name, URL, AUTH).to_string(),
             gemini_cli_config(name, URL, AUTH).to_string(),
             vscode_config(name, URL, AUTH).to_string(),
             codex_config_toml(name, URL, AUTH),

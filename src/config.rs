@@ -172,7 +172,10 @@ impl HostConfig {
     /// default). Agents often prefix tool names with it, so it must be 1 to
     /// 32 of `A-Za-z0-9-_`, starting with a letter, with no `__` and no
     /// trailing `_` ([`Error::InvalidServerName`] otherwise, from
-    /// [`ToolHost::bind`](crate::ToolHost::bind)).
+    /// [`ToolHost::bind`](crate::ToolHost::bind)): Claude Code and Codex
+    /// split `mcp__<server>__<tool>` at `__`. Prefer `-` to `_` where Gemini
+    /// CLI is the agent: it names tools `mcp_<server>_<tool>`, and its
+    /// policy rules take the server's name to end at its first `_`.
     #[must_use]
     pub fn server_name(mut self, name: impl Into<String>) -> HostConfig {
         self.server.server_name = name.into();

@@ -205,12 +205,13 @@
 //! let session = host.open_session(StaticSurface::new());
 //! let acp = session.acp_mcp_servers();       // ACP session/new "mcpServers" (Copilot, Gemini, Zed, adapters)
 //! let claude = session.claude_code_config(); // a 0600 file for `claude --mcp-config FILE`
+//! let copilot = session.copilot_cli_config(); // a 0600 file for `copilot --additional-mcp-config @FILE`
 //! let gemini = session.gemini_cli_config();  // a 0600 file for GEMINI_CLI_SYSTEM_SETTINGS_PATH
 //! let vscode = session.vscode_config();      // .vscode/mcp.json, kept 0600
 //! let codex = session.codex_config_toml();   // a config.toml table, kept 0600
 //! assert_eq!(acp[0]["headers"][0]["value"], session.authorization());
 //! assert_eq!(claude["mcpServers"]["myapp"]["url"], session.url());
-//! # let _ = (gemini, vscode, codex);
+//! # let _ = (copilot, gemini, vscode, codex);
 //! # Ok::<(), toolhost::Error>(())
 //! ```
 //!
@@ -273,13 +274,17 @@
 // rather than worded twice.
 #![cfg_attr(not(feature = "client"), allow(rustdoc::broken_intra_doc_links))]
 
-// The crate, bottom-up: leaves (`sync`, `crypto`, `base64`, `sse`,
-// `error`, `event`, `schema`, `child`: child processes spoken to in JSON
-// lines), the vocabulary (`model`), the handler side (`call`), the sans-IO
-// protocol core (`mcp`), the runtime (`runtime`), and the shell (`http`,
-// `host`, `session`, `config`, `acp`, `relay`). Each uses only
-// those before it; `client` builds on the vocabulary and `child`, and
-// `upstream` (another MCP server as a surface) on `call` and `client`.
+// The crate, bottom-up, each module using only those named before it
+// (README, "Working on toolhost"; `modgraph.py src --dot` draws the imports):
+// leaves (`sync`, `crypto`, `base64`, `hash`, `sse`, `error`, `schema`,
+// `child`: child processes spoken to in JSON lines), the vocabulary
+// (`model`, and `event`, the events told in it), the handler side
+// (`call`), the sans-IO protocol core (`mcp`), the runtime (`runtime`),
+// what speaks to other programs on the vocabulary alone (`client`;
+// `relay` on it; `acp`'s entries, which name the relay's variables), the
+// shell (`http`, `config`, `session`, `host`), and on top `acp`'s driver
+// (on `session` and `child`) and `upstream` (another MCP server as a
+// surface, on `call`, `client` and `config`).
 pub mod acp;
 mod base64;
 mod call;

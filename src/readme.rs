@@ -209,6 +209,90 @@ fn the_readme_states_the_agent_drivers_deadlines_and_grace_as_the_code_sets_them
     });
 }
 
+/// Whether rustdoc reads a fenced block with this info string as Rust: no
+/// language, or `rust` with or without attributes (`rust,no_run`).
+fn is_rust(info: &str) -> bool {
+    let language = info.split(',').next().unwrap_or_default().trim();
+    language.is_empty() || language == "rust"
+}
+
+/// Each line of the README's Rust code blocks, with its line number.
+fn readme_rust_lines() -> Vec<(usize, &'static str)> {
+    let mut lines = Vec::new();
+    let mut block: Option<bool> = None;
+    for (at, line) in include_str!("../README.md").lines().enumerate() {
+        match (line.strip_prefix("```"), block) {
+            (Some(info), None) => block = Some(is_rust(info)),
+            (Some(_), Some(_)) => block = None,
+            (None, Some(true)) => lines.push((at + 1, line)),
+            (None, _) => {}
+        }
+    }
+    lines
+}
+
+#[test]
+fn the_readmes_code_blocks_hide_no_lines_from_a_reader() {
+    // Rustdoc compiles a line that starts with `# ` (or is `#` alone) but
+    // leaves it out of the docs it renders; a forge rendering the README
+    // shows it as it is. So each example is whole as written.
+    let rust = readme_rust_lines();
+    let hidden: Vec<_> = rust
+        .iter()
+        .filter(|(_, line)| {
+            let line = line.trim_start();
+            line == "#" || line.starts_with("# ")
+        })
+        .collect();
+    assert!(
+        hidden.is_empty(),
+        "README lines a forge shows and rustdoc hides: {hidden:?}; make the example need \
+         none (a visible `fn main() -> Result<…>` for `?`)"
+    );
+    // The check reads the blocks it means to: the README's examples use `?`
+    // inside the `fn main` they show, and attributes stay visible.
+    assert!(rust.iter().any(|(_, line)| line.contains(")?;")));
+    assert!(rust.iter().any(|(_, line)| line.starts_with("#[derive(")));
+    assert!(rust
+        .iter()
+        .any(|(_, line)| line.starts_with("fn main() -> Result<")));
+}
+
+#[test]
+fn the_readmes_table_of_json_rpc_errors_names_every_code_the_crate_answers_with() {
+    use crate::model::jsonrpc::{
+        HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
+        MISSING_CLIENT_CAPABILITY, PARSE_ERROR, SERVER_ERROR, SESSION_NOT_FOUND,
+        UNSUPPORTED_PROTOCOL_VERSION,
+    };
+    let mut defined = vec![
+        PARSE_ERROR,
+        INVALID_REQUEST,
+        METHOD_NOT_FOUND,
+        INVALID_PARAMS,
+        INTERNAL_ERROR,
+        SERVER_ERROR,
+        SESSION_NOT_FOUND,
+        HEADER_MISMATCH,
+        MISSING_CLIENT_CAPABILITY,
+        UNSUPPORTED_PROTOCOL_VERSION,
+    ];
+    defined.sort_unstable();
+    // The table's rows, line by line as the README holds them.
+    let mut listed: Vec<i64> = include_str!("../README.md")
+        .lines()
+        .filter_map(|line| line.strip_prefix("| "))
+        .filter(|row| row.starts_with("-32"))
+        .map(|row| {
+            let code = row.split(' ').next().unwrap_or_default();
+            code.parse::<i64>().expect("a code")
+        })
+        .collect();
+    listed.sort_unstable();
+    // Each code once, and no row for a code the crate does not define.
+    assert_eq!(listed, defined);
+}
+
 /// The doc comment of the item declared by `declaration` in `source` (a
 /// file's text), its lines joined with single spaces, so that a phrase may
 /// wrap anywhere.

@@ -339,6 +339,32 @@ impl ToolSession {
         acp::claude_code_config(self.server_name(), &self.url(), &self.authorization())
     }
 
+    /// Copilot CLI's MCP configuration: `{"mcpServers": {NAME: {"type":
+    /// "http", "url", "headers": {"Authorization"}, "tools": ["*"]}}}`,
+    /// with the bearer in it. Write it to a file only you can read
+    /// ([`write_private_file`]) and start
+    /// `copilot --additional-mcp-config @<that file>`: the `@` makes Copilot
+    /// CLI read the file, adding its servers to the user's for that run
+    /// only. Never pass the JSON text itself, which the flag also takes: a
+    /// command line is in `/proc/PID/cmdline`, which every user of the
+    /// machine can read.
+    ///
+    /// ```
+    /// use toolhost::{HostConfig, StaticSurface, ToolHost};
+    ///
+    /// let host = ToolHost::bind(HostConfig::default().server_name("myapp"))?;
+    /// let session = host.open_session(StaticSurface::new());
+    /// let config = session.copilot_cli_config();
+    /// let server = &config["mcpServers"]["myapp"];
+    /// assert_eq!(server["type"], "http");
+    /// assert_eq!(server["url"], session.url());
+    /// assert_eq!(server["headers"]["Authorization"], session.authorization());
+    /// # Ok::<(), toolhost::Error>(())
+    /// ```
+    pub fn copilot_cli_config(&self) -> Value {
+        acp::copilot_cli_config(self.server_name(), &self.url(), &self.authorization())
+    }
+
     /// Gemini CLI's MCP configuration: `{"mcpServers": {NAME: {"httpUrl",
     /// "headers": {"Authorization"}}}}`, with the bearer in it. Write it to
     /// a file only you can read

@@ -3,7 +3,8 @@
 //! message the host sends against the official MCP schemas, event-stream
 //! readers, a log of the events a host reports to its hook, and for the
 //! benches a light load generator, the tools they call, and a process's
-//! CPU and memory.
+//! CPU and memory; and a stand-in for libtest for the test binaries that
+//! are also the programs they run.
 //!
 //! Test support, not a library for users: it panics on anything unexpected,
 //! because a test that meets the unexpected should fail right there.
@@ -19,6 +20,7 @@ mod library_examples;
 pub mod load;
 pub mod mcp;
 pub mod process;
+pub mod runner;
 pub mod schema;
 pub mod sse;
 pub mod switch;

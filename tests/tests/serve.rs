@@ -8,13 +8,16 @@
 //! spawns a copy of itself to run it: the program under test is always
 //! built from the sources under test, with no cargo run from inside a test.
 
-#[allow(dead_code, reason = "only the example's main is called here")]
+#[allow(
+    dead_code,
+    reason = "only the example's demo is called here, not its main"
+)]
 #[path = "../../examples/serve.rs"]
 mod serve;
 
 use std::env;
 use std::fs;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -35,7 +38,10 @@ const PATIENCE: Duration = Duration::from_secs(60);
 #[test]
 fn serve_runs_here_in_the_copy_the_test_spawns() {
     if env::var_os(RUN_SERVE).is_some() {
-        serve::main().expect("the example ends well");
+        // As the example's main does first: the session's stdio entry is
+        // refused to a program that did not.
+        toolhost::relay::run_if_requested();
+        serve::serve().expect("the example ends well");
     }
 }
 
@@ -44,6 +50,8 @@ fn serve_runs_here_in_the_copy_the_test_spawns() {
 struct Example {
     child: Child,
     lines: mpsc::Receiver<String>,
+    /// Everything the example wrote to stderr, once it has closed it.
+    stderr: Option<thread::JoinHandle<String>>,
     files: Option<PathBuf>,
 }
 
@@ -52,13 +60,22 @@ impl Example {
         let mut child = Command::new(env::current_exe().expect("the test's own path"))
             .args(["--exact", "serve_runs_here_in_the_copy_the_test_spawns"])
             .args(["--test-threads", "1"])
+            // What the example writes to stderr reaches the pipe, not
+            // libtest's capture.
+            .arg("--nocapture")
             .env(RUN_SERVE, "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("spawn the example");
         let stdout = child.stdout.take().expect("piped stdout");
+        let mut stderr = child.stderr.take().expect("piped stderr");
+        let stderr = thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        });
         let (sender, lines) = mpsc::channel();
         thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
@@ -70,6 +87,7 @@ impl Example {
         Example {
             child,
             lines,
+            stderr: Some(stderr),
             files: None,
         }
     }
@@ -90,13 +108,15 @@ impl Example {
         }
     }
 
-    /// Closes the example's stdin, its signal to stop, and waits for it.
-    fn stop(&mut self) -> std::process::ExitStatus {
+    /// Closes the example's stdin, its signal to stop, and waits for it:
+    /// how it ended, and what it wrote to stderr.
+    fn stop(&mut self) -> (std::process::ExitStatus, String) {
         drop(self.child.stdin.take());
         let deadline = Instant::now() + PATIENCE;
         loop {
             if let Some(status) = self.child.try_wait().expect("wait for the example") {
-                return status;
+                let stderr = self.stderr.take().expect("stderr not yet read");
+                return (status, stderr.join().expect("the stderr reader"));
             }
             assert!(Instant::now() < deadline, "the example did not stop");
             thread::sleep(Duration::from_millis(20));
@@ -154,6 +174,7 @@ fn each_agents_line_reaches_the_session_through_private_files_never_a_command_li
     let labels = [
         "Claude Code:",
         "Codex:",
+        "Copilot CLI:",
         "Gemini CLI:",
         "ACP client:",
         "curl:",
@@ -167,6 +188,18 @@ fn each_agents_line_reaches_the_session_through_private_files_never_a_command_li
     }
     assert!(block.iter().all(|line| !line.contains(token)));
     assert!(printed.iter().any(|line| line.contains(token)));
+    // The output that holds the bearer says so, before the entries print
+    // it again (the JSON line a script reads must stay first).
+    let said = printed
+        .iter()
+        .position(|line| line.starts_with("This output carries the session's bearer"))
+        .expect("a line saying stdout holds the bearer");
+    let entries = printed
+        .iter()
+        .position(|line| line.starts_with("ACP session/new"))
+        .expect("the ACP entry");
+    assert!(said < entries && entries < start);
+    assert!(printed[..said].iter().filter(|l| l.contains(token)).count() == 1);
 
     // Where the lines point: a directory only its owner can enter, with a
     // file for each agent that only its owner can read.
@@ -188,6 +221,7 @@ fn each_agents_line_reaches_the_session_through_private_files_never_a_command_li
         assert_eq!(mode(&dir), 0o700);
         for name in [
             "claude.mcp.json",
+            "copilot.mcp.json",
             "gemini-settings.json",
             "bearer",
             "authorization.header",
@@ -205,6 +239,13 @@ fn each_agents_line_reaches_the_session_through_private_files_never_a_command_li
         }}})
     );
     assert_eq!(
+        read_json("copilot.mcp.json"),
+        json!({"mcpServers": {"toolhost-demo": {
+            "type": "http", "url": url, "headers": {"Authorization": authorization},
+            "tools": ["*"],
+        }}})
+    );
+    assert_eq!(
         read_json("gemini-settings.json"),
         json!({"mcpServers": {"toolhost-demo": {
             "httpUrl": url, "headers": {"Authorization": authorization},
@@ -219,6 +260,11 @@ fn each_agents_line_reaches_the_session_through_private_files_never_a_command_li
 
     // Each line names those files (as POSIX shell words) and the session's
     // URL.
+    let copilot = line(block, "Copilot CLI:");
+    assert_eq!(
+        path_after(copilot, "copilot --additional-mcp-config @"),
+        file("copilot.mcp.json")
+    );
     let gemini = line(block, "Gemini CLI:");
     assert_eq!(
         path_after(gemini, "GEMINI_CLI_SYSTEM_SETTINGS_PATH="),
@@ -253,8 +299,16 @@ fn each_agents_line_reaches_the_session_through_private_files_never_a_command_li
     let refused = Client::builder(url).bearer(&forged).connect();
     assert!(refused.is_err(), "a forged bearer connected");
 
-    // Stopping the example removes the files with the bearer in them.
-    assert!(example.stop().success());
+    // Stopping the example removes the files with the bearer in them, and
+    // its last line counts the calls that reached a handler: the
+    // self-check's echo and count and this test's echo, not the transfer
+    // refused for its arguments (`calls_served` counts handlers reached).
+    let (status, stderr) = example.stop();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("stdin closed after 3 tool calls reached a handler (not counting"),
+        "{stderr}"
+    );
     assert!(!dir.exists(), "{} outlived the example", dir.display());
 }
 

@@ -24,13 +24,12 @@ mod misbehaving;
 mod standin;
 
 use std::env;
-use std::panic;
-use std::process::{self, Command, ExitCode, Stdio};
-use std::thread;
+use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use toolhost::{HostConfig, StaticSurface, ToolHost};
+use toolhost_tests::runner::{run_tests, Test};
 
 const STANDIN: &str = "--standin-agent";
 const ACP_TURN: &str = "--acp-turn";
@@ -46,11 +45,12 @@ fn main() -> ExitCode {
         Some(misbehaving::MISBEHAVING) => {
             misbehaving::agent(args.get(1).map_or("", String::as_str))
         }
-        _ => run_tests(&args),
+        // Each test runs programs; one that hangs must not hang the suite.
+        _ => run_tests(TESTS, &args, Duration::from_secs(300)),
     }
 }
 
-const TESTS: &[(&str, fn())] = &[
+const TESTS: &[Test] = &[
     (
         "an_agent_given_the_acp_entry_runs_the_hosts_tool_with_its_bearer",
         an_agent_given_the_acp_entry_runs_the_hosts_tool_with_its_bearer,
@@ -443,75 +443,4 @@ fn the_stand_in_takes_the_sessions_stdio_entry_in_either_acp_version() {
     let mut relative = v1;
     relative["command"] = json!("serve");
     assert!(standin::parse_stdio_entry(&relative, false).is_err());
-}
-
-/// A small stand-in for libtest: runs the selected tests in order and
-/// reports in libtest's words. It understands the arguments `cargo test`
-/// passes on (name filters, `--exact`, `--skip`, `--list`, `--ignored`)
-/// and ignores the rest.
-fn run_tests(args: &[String]) -> ExitCode {
-    let (mut filters, mut skips) = (Vec::new(), Vec::new());
-    let (mut exact, mut list, mut ignored_only) = (false, false, false);
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--exact" => exact = true,
-            "--list" => list = true,
-            "--ignored" => ignored_only = true,
-            "--skip" => skips.extend(args.next()),
-            "--test-threads" | "--format" | "--color" | "--logfile" | "--shuffle-seed" | "-Z" => {
-                args.next();
-            }
-            flag if flag.starts_with('-') => {}
-            filter => filters.push(filter),
-        }
-    }
-    let selected: Vec<_> = TESTS
-        .iter()
-        .filter(|(name, _)| {
-            let matches = |f: &&str| if exact { name == f } else { name.contains(f) };
-            !ignored_only
-                && (filters.is_empty() || filters.iter().any(matches))
-                && !skips.iter().any(|s| name.contains(s.as_str()))
-        })
-        .collect();
-    if list {
-        for (name, _) in &selected {
-            println!("{name}: test");
-        }
-        return ExitCode::SUCCESS;
-    }
-    // Each test runs programs; one that hangs must not hang the suite.
-    thread::spawn(|| {
-        thread::sleep(Duration::from_secs(300));
-        eprintln!("acp tests: still running after 300 s; giving up");
-        process::exit(101);
-    });
-    println!("\nrunning {} tests", selected.len());
-    let mut failed = Vec::new();
-    for (name, test) in &selected {
-        let passed = panic::catch_unwind(test).is_ok();
-        println!("test {name} ... {}", if passed { "ok" } else { "FAILED" });
-        if !passed {
-            failed.push(*name);
-        }
-    }
-    if !failed.is_empty() {
-        println!("\nfailures:");
-        for name in &failed {
-            println!("    {name}");
-        }
-    }
-    println!(
-        "\ntest result: {}. {} passed; {} failed; 0 ignored; 0 measured; {} filtered out\n",
-        if failed.is_empty() { "ok" } else { "FAILED" },
-        selected.len() - failed.len(),
-        failed.len(),
-        TESTS.len() - selected.len()
-    );
-    if failed.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(101)
-    }
 }
