@@ -149,7 +149,13 @@ impl McpServerBuilder {
     /// of the call (the event stream it came on is given up), while over
     /// stdio such a notification is skipped and the call goes on to its
     /// answer. A `tools/list` past it keeps the tools listed before, and
-    /// says so to the event hook and in [`McpServerLayer::status`].
+    /// says so to the event hook and in [`McpServerLayer::status`]. So
+    /// does a listing past the client's bound on all its pages together,
+    /// which the layer leaves as the client it is given sets it
+    /// ([`ClientBuilder::max_listed_tools`](crate::client::ClientBuilder::max_listed_tools)
+    /// and [`max_listing_bytes`](crate::client::ClientBuilder::max_listing_bytes),
+    /// the same on [`StdioServer`](crate::client::StdioServer): 4,096
+    /// tools and 16 MiB by default).
     #[must_use]
     pub fn max_message_bytes(mut self, bytes: usize) -> McpServerBuilder {
         self.max_message_bytes = bytes;

@@ -683,6 +683,91 @@ fn a_tool_list_past_the_limit_keeps_the_server_out_saying_why_and_the_app_servin
     echo_answers(&mut client, "x");
 }
 
+/// The reasons the layer `server` failed with, as its events told them.
+fn failures(log: &EventLog, server: &str) -> Vec<String> {
+    statuses(log, server)
+        .into_iter()
+        .filter_map(|status| match status {
+            ServerStatus::Failed { reason, .. } => Some(reason),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_stdio_listing_past_the_clients_bound_across_pages_keeps_the_server_out_naming_it_and_the_setting(
+) {
+    // Six pages of 1,000 tools, past the client's default of 4,096.
+    let layer = McpServerLayer::stdio("paged", misbehaving("pages", None).arg("6"))
+        .reconnect_backoff(Duration::from_millis(50), Duration::from_millis(200))
+        .start()
+        .unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![("paged", layer.clone())]);
+    let mut client = session.client().unwrap();
+    only_the_application_serves(&mut client);
+    wait_for("failed", || !failures(&log, "paged").is_empty());
+    let reason = &failures(&log, "paged")[0];
+    assert!(
+        reason.contains("listed 5000 tools")
+            && reason.contains("past the limit of 4096 tools")
+            && reason.contains("StdioServer::max_listed_tools"),
+        "{reason}"
+    );
+    assert_eq!(layer.last_error().as_ref(), Some(reason));
+    // Tried again on its pause, and refused again; the app serves on.
+    wait_for("refused again", || failures(&log, "paged").len() >= 2);
+    assert_eq!(layer.count(), 0);
+    only_the_application_serves(&mut client);
+
+    // With the bound raised on the client, the same server joins whole.
+    let layer = McpServerLayer::stdio(
+        "paged",
+        misbehaving("pages", None).arg("6").max_listed_tools(6000),
+    )
+    .connect()
+    .unwrap();
+    assert_eq!(layer.status(), ServerStatus::Ready { tools: 6000 });
+}
+
+#[test]
+fn an_http_listing_past_the_clients_bound_keeps_the_server_out_naming_it_and_the_setting() {
+    let (_remote_host, remote_session) = remote(
+        StaticSurface::new()
+            .tool(Tool::new("a", "A."), |_, _| ToolOutcome::text("a"))
+            .unwrap()
+            .tool(Tool::new("b", "B."), |_, _| ToolOutcome::text("b"))
+            .unwrap()
+            .tool(Tool::new("c", "C."), |_, _| ToolOutcome::text("c"))
+            .unwrap(),
+    );
+    let client = client_at(&remote_session.url(), &remote_session);
+    let layer = McpServerLayer::builder("many", client.clone().max_listed_tools(2))
+        .reconnect_backoff(Duration::from_millis(50), Duration::from_millis(200))
+        .start()
+        .unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![("many", layer.clone())]);
+    let mut agent = session.client().unwrap();
+    only_the_application_serves(&mut agent);
+    wait_for("failed", || !failures(&log, "many").is_empty());
+    let reason = &failures(&log, "many")[0];
+    assert!(
+        reason.contains("listed 3 tools")
+            && reason.contains("past the limit of 2 tools")
+            && reason.contains("ClientBuilder::max_listed_tools"),
+        "{reason}"
+    );
+    assert_eq!(remote_session.calls_served(), 0);
+    only_the_application_serves(&mut agent);
+
+    // Within the bound, its tools join.
+    let layer = McpServerLayer::builder("many", client.max_listed_tools(3))
+        .connect()
+        .unwrap();
+    assert_eq!(layer.status(), ServerStatus::Ready { tools: 3 });
+}
+
 #[test]
 fn a_slow_stdio_server_is_not_waited_for_and_its_tools_join_when_it_answers() {
     let slow =

@@ -30,7 +30,10 @@
 //!   - `crash`: lists `crash`, which makes it exit mid-call, and `ping`;
 //!   - `huge`: lists `huge`, whose result is 2 MiB of text, `noisy`,
 //!     which sends a 2 MiB progress message before it answers `ok`, and
-//!     `small`, which answers `small`.
+//!     `small`, which answers `small`;
+//!   - `pages N`: lists its tools in `N` pages of 1,000 (`t<page>_<n>`),
+//!     following the cursor it gave, and says `stdio_server: tools/list
+//!     page K` on stderr as it answers page `K` (from 1).
 //!
 //! Otherwise it says what it needs on stderr and exits with status 2.
 
@@ -221,6 +224,22 @@ fn misbehave(mode: &str, file: Option<&str>) -> io::Result<()> {
                 "protocolVersion": message["params"]["protocolVersion"],
                 "capabilities": {"tools": {}},
                 "serverInfo": {"name": format!("misbehaving-{mode}"), "version": "1"}}}))?,
+            Some("tools/list") if mode == "pages" => {
+                let pages: usize = file.and_then(|n| n.parse().ok()).unwrap_or(1);
+                let page: usize = message["params"]["cursor"]
+                    .as_str()
+                    .and_then(|cursor| cursor.parse().ok())
+                    .unwrap_or(0);
+                eprintln!("stdio_server: tools/list page {}", page + 1);
+                let tools: Vec<Value> = (0..1000)
+                    .map(|n| json!({"name": format!("t{page}_{n}"), "inputSchema": {"type": "object"}}))
+                    .collect();
+                let mut result = json!({"tools": tools});
+                if page + 1 < pages {
+                    result["nextCursor"] = (page + 1).to_string().into();
+                }
+                send(json!({"jsonrpc": "2.0", "id": id, "result": result}))?;
+            }
             Some("tools/list") => send(json!({"jsonrpc": "2.0", "id": id, "result": {
                 "tools": misbehaving_tools(mode)}}))?,
             Some("tools/call") => match message["params"]["name"].as_str() {
