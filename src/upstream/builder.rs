@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use super::chatter::Said;
 use super::signal::Signal;
 use super::stdio::Respawning;
 use super::supervise::{supervise, Backoff};
@@ -289,22 +290,24 @@ impl McpServerBuilder {
                     .max_message_bytes(self.max_message_bytes)
                     .on_stderr(move |line| {
                         if let Some(layer) = lines.upgrade() {
-                            layer.report_event(Event::ServerStderr {
+                            let event = Event::ServerStderr {
                                 server: layer.name.clone(),
                                 line: line.to_owned(),
-                            });
+                            };
+                            layer.report_chatter(&lines, Said::Stderr, event);
                         }
                     })
                     .on_log({
-                        let layer = layer.clone();
+                        let weak = layer.clone();
                         move |message| {
-                            if let Some(layer) = layer.upgrade() {
-                                layer.report_event(Event::ServerLog {
+                            if let Some(layer) = weak.upgrade() {
+                                let event = Event::ServerLog {
                                     server: layer.name.clone(),
                                     level: message.level,
                                     logger: message.logger.clone(),
                                     data: message.data.clone(),
-                                });
+                                };
+                                layer.report_chatter(&weak, Said::Log, event);
                             }
                         }
                     })

@@ -768,6 +768,79 @@ fn an_http_listing_past_the_clients_bound_keeps_the_server_out_naming_it_and_the
     assert_eq!(layer.status(), ServerStatus::Ready { tools: 3 });
 }
 
+/// What the layer `server` reported of its stderr and log messages: one
+/// by one, and counted in `ServerOutputSuppressed` (stderr, log each),
+/// and how many such counts came.
+fn chatter(log: &EventLog, server: &str) -> ((u64, u64), (u64, u64), usize) {
+    let mut told = ((0, 0), (0, 0), 0);
+    for event in log.all() {
+        match event {
+            Event::ServerStderr { server: named, .. } if named == server => told.0 .0 += 1,
+            Event::ServerLog { server: named, .. } if named == server => told.0 .1 += 1,
+            Event::ServerOutputSuppressed {
+                server: named,
+                stderr_lines,
+                log_messages,
+                ..
+            } if named == server => {
+                told.1 .0 += stderr_lines;
+                told.1 .1 += log_messages;
+                told.2 += 1;
+            }
+            _ => {}
+        }
+    }
+    told
+}
+
+#[test]
+fn a_stdio_servers_flood_of_stderr_and_log_messages_is_reported_at_a_bounded_rate_and_counted() {
+    // Within the rate, every line is reported one by one, and no count.
+    let layer = McpServerLayer::stdio("quiet", misbehaving("chatty", None).arg("10"))
+        .refresh_every(None)
+        .connect()
+        .unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![("quiet", layer.clone())]);
+    layer.refresh().unwrap();
+    wait_for("twenty reports", || chatter(&log, "quiet").0 == (10, 10));
+    // A count would come when the second ends.
+    thread::sleep(Duration::from_millis(1500));
+    assert_eq!(chatter(&log, "quiet"), ((10, 10), (0, 0), 0));
+    drop((session, layer));
+
+    // 20,000 lines of stderr and as many log messages.
+    const LINES: u64 = 20_000;
+    let layer = McpServerLayer::stdio("chatty", misbehaving("chatty", None).arg(LINES.to_string()))
+        .refresh_every(None)
+        .connect()
+        .unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![("chatty", layer.clone())]);
+    let mut client = session.client().unwrap();
+    let started = Instant::now();
+    layer.refresh().unwrap();
+    echo_answers(&mut client, "during the flood");
+    wait_for("every line reported or counted", || {
+        let (reported, counted, _) = chatter(&log, "chatty");
+        (reported.0 + counted.0, reported.1 + counted.1) == (LINES, LINES)
+    });
+    let seconds = started.elapsed().as_secs();
+    let (reported, counted, counts) = chatter(&log, "chatty");
+    // At most 50 a second, in the seconds the flood and its count took.
+    assert!(
+        reported.0 + reported.1 <= 50 * (seconds + 2),
+        "{reported:?} reported one by one in {seconds} s"
+    );
+    assert!(counted.0 > 0 && counted.1 > 0, "{counted:?}");
+    assert!(
+        counts >= 1 && counts as u64 <= seconds + 2,
+        "{counts} counts"
+    );
+    assert_eq!(tool_names(&mut client), ["echo", "chatty_ping"]);
+    echo_answers(&mut client, "after");
+}
+
 #[test]
 fn a_slow_stdio_server_is_not_waited_for_and_its_tools_join_when_it_answers() {
     let slow =
