@@ -133,6 +133,9 @@ fn the_readme_states_the_runtimes_own_bounds_as_the_code_sets_them() {
     pinned(&readme, secs(signer::STATE_LIFETIME), |n| {
         format!("single-use, valid for {n} s)")
     });
+    pinned(&readme, signer::MAX_SPENT as u64, |n| {
+        format!("(at most {n} a session within a state's lifetime)")
+    });
 }
 
 #[cfg(feature = "client")]
