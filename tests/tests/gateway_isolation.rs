@@ -694,39 +694,47 @@ fn failures(log: &EventLog, server: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn a_stdio_listing_past_the_clients_bound_across_pages_keeps_the_server_out_naming_it_and_the_setting(
-) {
-    // Six pages of 1,000 tools, past the client's default of 4,096.
-    let layer = McpServerLayer::stdio("paged", misbehaving("pages", None).arg("6"))
+/// Starts the layer `name` of `builder` behind a gateway and checks that
+/// its listing is refused, again on each attempt, with events whose
+/// reason says each of `says`, while the application's own tool serves.
+fn listing_refused(name: &str, builder: McpServerBuilder, says: &[&str]) {
+    let layer = builder
         .reconnect_backoff(Duration::from_millis(50), Duration::from_millis(200))
         .start()
         .unwrap();
     let log = EventLog::new();
-    let (_host, session) = gateway(&log, vec![("paged", layer.clone())]);
+    let (_host, session) = gateway(&log, vec![(name, layer.clone())]);
     let mut client = session.client().unwrap();
     only_the_application_serves(&mut client);
-    wait_for("failed", || !failures(&log, "paged").is_empty());
-    let reason = &failures(&log, "paged")[0];
-    assert!(
-        reason.contains("listed 5000 tools")
-            && reason.contains("past the limit of 4096 tools")
-            && reason.contains("StdioServer::max_listed_tools"),
-        "{reason}"
-    );
+    wait_for("failed", || !failures(&log, name).is_empty());
+    let reason = &failures(&log, name)[0];
+    for phrase in says {
+        assert!(reason.contains(phrase), "{phrase:?} in {reason}");
+    }
     assert_eq!(layer.last_error().as_ref(), Some(reason));
-    // Tried again on its pause, and refused again; the app serves on.
-    wait_for("refused again", || failures(&log, "paged").len() >= 2);
+    wait_for("refused again", || failures(&log, name).len() >= 2);
     assert_eq!(layer.count(), 0);
     only_the_application_serves(&mut client);
+}
 
-    // With the bound raised on the client, the same server joins whole.
-    let layer = McpServerLayer::stdio(
+#[test]
+fn a_stdio_listing_past_the_clients_bound_across_pages_keeps_the_server_out_naming_it_and_the_setting(
+) {
+    // Six pages of 1,000 tools, past the client's default of 4,096.
+    let paged = || misbehaving("pages", None).arg("6");
+    listing_refused(
         "paged",
-        misbehaving("pages", None).arg("6").max_listed_tools(6000),
-    )
-    .connect()
-    .unwrap();
+        McpServerLayer::stdio("paged", paged()),
+        &[
+            "listed 5000 tools",
+            "past the limit of 4096 tools",
+            "StdioServer::max_listed_tools",
+        ],
+    );
+    // With the bound raised on the client, the same server joins whole.
+    let layer = McpServerLayer::stdio("paged", paged().max_listed_tools(6000))
+        .connect()
+        .unwrap();
     assert_eq!(layer.status(), ServerStatus::Ready { tools: 6000 });
 }
 
@@ -742,25 +750,16 @@ fn an_http_listing_past_the_clients_bound_keeps_the_server_out_naming_it_and_the
             .unwrap(),
     );
     let client = client_at(&remote_session.url(), &remote_session);
-    let layer = McpServerLayer::builder("many", client.clone().max_listed_tools(2))
-        .reconnect_backoff(Duration::from_millis(50), Duration::from_millis(200))
-        .start()
-        .unwrap();
-    let log = EventLog::new();
-    let (_host, session) = gateway(&log, vec![("many", layer.clone())]);
-    let mut agent = session.client().unwrap();
-    only_the_application_serves(&mut agent);
-    wait_for("failed", || !failures(&log, "many").is_empty());
-    let reason = &failures(&log, "many")[0];
-    assert!(
-        reason.contains("listed 3 tools")
-            && reason.contains("past the limit of 2 tools")
-            && reason.contains("ClientBuilder::max_listed_tools"),
-        "{reason}"
+    listing_refused(
+        "many",
+        McpServerLayer::builder("many", client.clone().max_listed_tools(2)),
+        &[
+            "listed 3 tools",
+            "past the limit of 2 tools",
+            "ClientBuilder::max_listed_tools",
+        ],
     );
     assert_eq!(remote_session.calls_served(), 0);
-    only_the_application_serves(&mut agent);
-
     // Within the bound, its tools join.
     let layer = McpServerLayer::builder("many", client.max_listed_tools(3))
         .connect()

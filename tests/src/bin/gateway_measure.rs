@@ -220,6 +220,18 @@ fn first_line(gateway: &str) {
     );
 }
 
+/// The gateway process's memory when idle and after, as [`memory`] reads it.
+fn print_memory((idle_peak, idle_now): (u64, u64), (peak, now): (u64, u64)) {
+    println!(
+        "  gateway process: idle RSS {} MiB (peak {} MiB); after: peak {} MiB, RSS {} MiB; peak over idle {} MiB",
+        idle_now / 1024,
+        idle_peak / 1024,
+        peak / 1024,
+        now / 1024,
+        peak.saturating_sub(idle_now) / 1024
+    );
+}
+
 /// `VmHWM` and `VmRSS` of this process, in KiB.
 fn memory() -> (u64, u64) {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
@@ -245,6 +257,19 @@ fn rss_stdio(max_message: Option<usize>) {
 }
 
 fn stdio_huge() {
+    serve_stdio("huge", |method, _| match method {
+        "tools/list" => {
+            Some(json!({"tools": [{"name": "huge", "inputSchema": {"type": "object"}}]}))
+        }
+        "tools/call" => Some(json!({"content": [{"type": "text", "text": "x".repeat(48 << 20)}]})),
+        _ => None,
+    });
+}
+
+/// A stdio MCP server named `name`: it answers `initialize` and `ping`,
+/// and each other request with what `answer` gives for its method and
+/// params (nothing for `None`).
+fn serve_stdio(name: &str, answer: impl Fn(&str, &serde_json::Value) -> Option<serde_json::Value>) {
     let mut out = std::io::stdout().lock();
     for line in std::io::stdin().lock().lines() {
         let Ok(message) = serde_json::from_str::<serde_json::Value>(&line.unwrap()) else {
@@ -253,15 +278,13 @@ fn stdio_huge() {
         let id = message["id"].clone();
         let result = match message["method"].as_str() {
             Some("initialize") => json!({"protocolVersion": message["params"]["protocolVersion"],
-                "capabilities": {"tools": {}}, "serverInfo": {"name": "huge", "version": "1"}}),
-            Some("tools/list") => {
-                json!({"tools": [{"name": "huge", "inputSchema": {"type": "object"}}]})
-            }
-            Some("tools/call") => {
-                json!({"content": [{"type": "text", "text": "x".repeat(48 << 20)}]})
-            }
+                "capabilities": {"tools": {}}, "serverInfo": {"name": name, "version": "1"}}),
             Some("ping") => json!({}),
-            _ => continue,
+            Some(method) => match answer(method, &message["params"]) {
+                Some(result) => result,
+                None => continue,
+            },
+            None => continue,
         };
         writeln!(
             out,
@@ -317,56 +340,32 @@ fn rss_listing(unbounded: bool) {
         },
         echo.text()
     );
-    println!(
-        "  gateway process: idle RSS {} MiB (peak {} MiB); after: peak {} MiB, RSS {} MiB; peak over idle {} MiB",
-        idle_now / 1024,
-        idle_peak / 1024,
-        peak / 1024,
-        now / 1024,
-        peak.saturating_sub(idle_now) / 1024
-    );
+    print_memory((idle_peak, idle_now), (peak, now));
 }
 
 /// A stdio MCP server listing [`LISTING`]'s pages, each tool about 1.3 KiB.
 fn stdio_pages() {
     let description = "d".repeat(1200);
-    let mut out = std::io::stdout().lock();
-    for line in std::io::stdin().lock().lines() {
-        let Ok(message) = serde_json::from_str::<serde_json::Value>(&line.unwrap()) else {
-            continue;
-        };
-        let id = message["id"].clone();
-        let result = match message["method"].as_str() {
-            Some("initialize") => json!({"protocolVersion": message["params"]["protocolVersion"],
-                "capabilities": {"tools": {}}, "serverInfo": {"name": "pages", "version": "1"}}),
-            Some("tools/list") => {
-                let page: usize = message["params"]["cursor"]
-                    .as_str()
-                    .and_then(|c| c.parse().ok())
-                    .unwrap_or(0);
-                let tools: Vec<serde_json::Value> = (0..LISTING.1)
-                    .map(|n| {
-                        json!({"name": format!("t{page}_{n}"), "description": description,
-                        "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}}})
-                    })
-                    .collect();
-                let mut result = json!({"tools": tools});
-                if page + 1 < LISTING.0 {
-                    result["nextCursor"] = (page + 1).to_string().into();
-                }
-                result
-            }
-            Some("ping") => json!({}),
-            _ => continue,
-        };
-        writeln!(
-            out,
-            "{}",
-            json!({"jsonrpc": "2.0", "id": id, "result": result})
-        )
-        .unwrap();
-        out.flush().unwrap();
-    }
+    serve_stdio("pages", |method, params| {
+        if method != "tools/list" {
+            return None;
+        }
+        let page: usize = params["cursor"]
+            .as_str()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        let tools: Vec<serde_json::Value> = (0..LISTING.1)
+            .map(|n| {
+                json!({"name": format!("t{page}_{n}"), "description": description,
+                "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}}})
+            })
+            .collect();
+        let mut result = json!({"tools": tools});
+        if page + 1 < LISTING.0 {
+            result["nextCursor"] = (page + 1).to_string().into();
+        }
+        Some(result)
+    });
 }
 
 fn rss(max_message: Option<usize>, sse: bool) {
@@ -431,14 +430,7 @@ fn measure_huge(layer: McpServerLayer, max_message: Option<usize>, transport: &s
         "48 MiB {transport} upstream result, max_message_bytes {}: {summary}",
         max_message.map_or("default (4 MiB)".to_owned(), |b| b.to_string())
     );
-    println!(
-        "  gateway process: idle RSS {} MiB (peak {} MiB); after: peak {} MiB, RSS {} MiB; peak over idle {} MiB",
-        idle_now / 1024,
-        idle_peak / 1024,
-        peak / 1024,
-        now / 1024,
-        peak.saturating_sub(idle_now) / 1024
-    );
+    print_memory((idle_peak, idle_now), (peak, now));
 }
 
 fn remote_huge(sse: bool) {

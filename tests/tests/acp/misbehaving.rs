@@ -470,23 +470,17 @@ pub fn the_agents_stderr_reaches_the_applications_hook_and_the_error_keeps_its_l
     );
 }
 
-pub fn an_agent_flooding_between_turns_is_held_back_and_the_next_turn_hears_every_line() {
-    use std::sync::{Arc, Mutex};
+/// A `flood-after-turn` agent whose stderr goes to `on_stderr`, driven
+/// through `initialize`, `session/new` and its first turn (after which it
+/// floods); the session's id.
+fn flooding_after_its_first_turn(
+    on_stderr: impl FnMut(&str) + Send + 'static,
+) -> (toolhost::acp::Agent, String) {
     let exe = env::current_exe().expect("own path");
     let mut agent =
         toolhost::acp::Agent::spawn(Command::new(&exe).args([MISBEHAVING, "flood-after-turn"]))
             .expect("spawn");
-    let group = agent.id();
-    let heard = Arc::new(Mutex::new(Vec::<String>::new()));
-    let hook = Arc::clone(&heard);
-    agent.on_stderr(move |line| hook.lock().unwrap().push(line.to_owned()));
-    let flood_written = || {
-        heard
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|l| l.ends_with("flood written"))
-    };
+    agent.on_stderr(on_stderr);
     agent.initialize().expect("initialize");
     let session = agent
         .call("session/new", json!({"cwd": "/", "mcpServers": []}))
@@ -500,6 +494,45 @@ pub fn an_agent_flooding_between_turns_is_held_back_and_the_next_turn_hears_ever
         .run()
         .expect("the first turn");
     assert_eq!(first.stop_reason, "end_turn");
+    (agent, session)
+}
+
+/// Drops `agent` and asserts that nothing of its process group runs on
+/// (on Linux, where `/proc` says).
+fn ended_with_its_group(agent: toolhost::acp::Agent) {
+    let group = agent.id();
+    let started = Instant::now();
+    drop(agent);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the drop came back"
+    );
+    if cfg!(target_os = "linux") {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !members(group).is_empty() && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(
+            members(group),
+            Vec::<u32>::new(),
+            "the agent's group is ended"
+        );
+    }
+}
+
+pub fn an_agent_flooding_between_turns_is_held_back_and_the_next_turn_hears_every_line() {
+    use std::sync::{Arc, Mutex};
+    let heard = Arc::new(Mutex::new(Vec::<String>::new()));
+    let hook = Arc::clone(&heard);
+    let flood_written = || {
+        heard
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.ends_with("flood written"))
+    };
+    let (mut agent, session) =
+        flooding_after_its_first_turn(move |line| hook.lock().unwrap().push(line.to_owned()));
 
     // No turn runs while the agent writes ~100 MiB: the driver takes a
     // few lines and the agent blocks on its pipe.
@@ -539,62 +572,21 @@ pub fn an_agent_flooding_between_turns_is_held_back_and_the_next_turn_hears_ever
         thread::sleep(Duration::from_millis(20));
     }
     assert!(flood_written(), "the agent finished its flood once read");
-
-    drop(agent);
-    if cfg!(target_os = "linux") {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !members(group).is_empty() && Instant::now() < deadline {
-            thread::sleep(Duration::from_millis(20));
-        }
-        assert_eq!(
-            members(group),
-            Vec::<u32>::new(),
-            "the agent's group is ended"
-        );
-    }
+    ended_with_its_group(agent);
 }
 
 pub fn an_agent_blocked_on_its_pipe_between_turns_is_ended_with_the_driver() {
-    let exe = env::current_exe().expect("own path");
-    let mut agent =
-        toolhost::acp::Agent::spawn(Command::new(&exe).args([MISBEHAVING, "flood-after-turn"]))
-            .expect("spawn");
-    let group = agent.id();
-    agent.on_stderr(|_| {});
-    agent.initialize().expect("initialize");
-    let session = agent
-        .call("session/new", json!({"cwd": "/", "mcpServers": []}))
-        .expect("session/new")["sessionId"]
-        .as_str()
-        .expect("a session id")
-        .to_owned();
-    let first = agent
-        .prompt(&session, "first")
-        .run()
-        .expect("the first turn");
-    assert_eq!(first.stop_reason, "end_turn");
+    let (agent, _) = flooding_after_its_first_turn(|_| {});
     // The agent floods and soon blocks on its full pipe; nobody reads.
     thread::sleep(Duration::from_millis(300));
     if cfg!(target_os = "linux") {
-        assert_ne!(members(group), Vec::<u32>::new(), "the agent runs, blocked");
-    }
-    let started = Instant::now();
-    drop(agent);
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "the drop came back"
-    );
-    if cfg!(target_os = "linux") {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !members(group).is_empty() && Instant::now() < deadline {
-            thread::sleep(Duration::from_millis(20));
-        }
-        assert_eq!(
-            members(group),
+        assert_ne!(
+            members(agent.id()),
             Vec::<u32>::new(),
-            "the agent's group is ended"
+            "the agent runs, blocked"
         );
     }
+    ended_with_its_group(agent);
 }
 
 /// This process's resident memory (`VmRSS`), in bytes; `None` where
