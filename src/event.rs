@@ -200,6 +200,21 @@ pub enum Event {
         /// What was logged: any JSON.
         data: serde_json::Value,
     },
+    /// A stdio MCP server bridged in with
+    /// [`McpServerLayer::stdio`](crate::McpServerLayer::stdio) wrote more
+    /// to stderr and sent more log messages that belong to no call than
+    /// are reported one by one (50 a second per server, as
+    /// [`Event::ServerStderr`] and [`Event::ServerLog`]): this many went
+    /// unreported in the second that just ended. A server cannot flood the
+    /// application's log.
+    ServerOutputSuppressed {
+        /// The server's name, as given to the layer.
+        server: String,
+        /// Lines of its stderr not reported.
+        stderr_lines: u64,
+        /// Log messages not reported.
+        log_messages: u64,
+    },
     /// A bridged MCP server's layer changed state
     /// ([`McpServerLayer::status`](crate::McpServerLayer::status)): it
     /// connected and its tools joined, it failed and will try again, or it
@@ -312,6 +327,7 @@ impl Event {
             | Event::CallRunningLong { .. }
             | Event::AuthRefused { .. }
             | Event::AuthRefusalsSuppressed { .. }
+            | Event::ServerOutputSuppressed { .. }
             | Event::ListenerRestarted { .. }
             | Event::ConnectionAbandoned { .. }
             | Event::SchemaWarnings { .. }
@@ -415,6 +431,14 @@ impl fmt::Display for Event {
             Event::ServerStderr { server, line } => {
                 write!(f, "MCP server {server:?} wrote to stderr: {line}")
             }
+            Event::ServerOutputSuppressed {
+                server,
+                stderr_lines,
+                log_messages,
+            } => write!(
+                f,
+                "MCP server {server:?} wrote {stderr_lines} more lines to stderr and sent {log_messages} more log messages in the last second, not reported one by one"
+            ),
             Event::ServerLog {
                 server,
                 level,

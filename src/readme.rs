@@ -139,6 +139,9 @@ fn the_readme_states_the_runtimes_own_bounds_as_the_code_sets_them() {
     pinned(&readme, secs(signer::STATE_LIFETIME), |n| {
         format!("single-use, valid for {n} s)")
     });
+    pinned(&readme, signer::MAX_SPENT as u64, |n| {
+        format!("(at most {n} a session within a state's lifetime)")
+    });
 }
 
 #[cfg(feature = "client")]
@@ -421,12 +424,18 @@ fn every_client_and_gateway_setter_states_the_default_the_code_sets() {
     let connect = secs(crate::client::DEFAULT_CONNECT_TIMEOUT);
     states_default(&doc("connect_timeout"), connect, " s");
     states_default(&doc("max_message_bytes"), message, " MiB");
+    let listed = crate::client::DEFAULT_MAX_LISTED_TOOLS as u64;
+    let listing = mib(crate::client::DEFAULT_MAX_LISTING_BYTES);
+    states_default(&doc("max_listed_tools"), listed, "");
+    states_default(&doc("max_listing_bytes"), listing, " MiB");
 
     let stdio = include_str!("client/stdio/server.rs");
     let doc = |setter: &str| doc_of(stdio, &format!("pub fn {setter}("));
     states_default(&doc("timeout"), silence, " s");
     states_default(&doc("exit_grace"), secs(crate::child::EXIT_GRACE), " s");
     states_default(&doc("max_message_bytes"), message, " MiB");
+    states_default(&doc("max_listed_tools"), listed, "");
+    states_default(&doc("max_listing_bytes"), listing, " MiB");
 }
 
 #[cfg(all(feature = "acp-driver", feature = "client"))]

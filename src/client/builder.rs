@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::error::ClientError;
 use super::rpc::Identity;
+use super::tools::ListingBound;
 use super::{url, Client, Settings};
 use crate::child::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::model::{LogLevel, Revision};
@@ -68,6 +69,7 @@ pub struct ClientBuilder {
     era: Era,
     identity: Identity,
     max_message_bytes: usize,
+    listing: ListingBound,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -108,6 +110,7 @@ impl ClientBuilder {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             era: Era::Auto,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            listing: ListingBound::HTTP,
             identity: Identity {
                 name: "toolhost-client".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
@@ -163,6 +166,29 @@ impl ClientBuilder {
     #[must_use]
     pub fn max_message_bytes(mut self, bytes: usize) -> ClientBuilder {
         self.max_message_bytes = bytes;
+        self
+    }
+
+    /// The most tools one listing may hold (4096 by default), all its
+    /// pages together ([`Client::list_tools`]): many times what any
+    /// server in use lists, and what a model takes in one request. Past
+    /// it the listing fails with [`ClientError::ListingTooLarge`],
+    /// nothing of it kept and no further page asked for, so a server
+    /// cannot fill the client's memory one page at a time.
+    #[must_use]
+    pub fn max_listed_tools(mut self, tools: usize) -> ClientBuilder {
+        self.listing.tools = tools;
+        self
+    }
+
+    /// The most bytes of tool definitions (as JSON) one listing may hold,
+    /// all its pages together (16 MiB by default, as much as one message
+    /// may carry: [`max_message_bytes`](ClientBuilder::max_message_bytes)). Past
+    /// it the listing fails as past
+    /// [`max_listed_tools`](ClientBuilder::max_listed_tools).
+    #[must_use]
+    pub fn max_listing_bytes(mut self, bytes: usize) -> ClientBuilder {
+        self.listing.bytes = bytes;
         self
     }
 
@@ -292,6 +318,7 @@ impl ClientBuilder {
             connect_timeout: self.connect_timeout,
             identity: self.identity,
             max_message_bytes: self.max_message_bytes.max(1),
+            listing: self.listing,
         })
     }
 }

@@ -126,6 +126,34 @@ pub enum ClientError {
         /// `ClientBuilder::max_message_bytes`.
         setting: &'static str,
     },
+    /// A server's tool listing ran past the client's bound on one
+    /// listing, counted across all its pages (`tools/list` and each
+    /// `nextCursor`): the most tools
+    /// ([`ClientBuilder::max_listed_tools`](super::ClientBuilder::max_listed_tools),
+    /// [`StdioServer::max_listed_tools`](super::StdioServer::max_listed_tools))
+    /// or the most bytes of their definitions
+    /// ([`ClientBuilder::max_listing_bytes`](super::ClientBuilder::max_listing_bytes),
+    /// [`StdioServer::max_listing_bytes`](super::StdioServer::max_listing_bytes)).
+    /// Nothing of the listing was kept, and no page past the one that
+    /// crossed the bound was asked for.
+    ListingTooLarge {
+        /// Which server, e.g. `the stdio MCP server "npx"`, `the MCP
+        /// server at 127.0.0.1:8931`.
+        server: String,
+        /// The tools listed up to the page that crossed the bound,
+        /// that page included.
+        tools: usize,
+        /// The bytes of their definitions, as JSON.
+        bytes: u64,
+        /// The pages read.
+        pages: usize,
+        /// The bound that was crossed, in `unit`.
+        limit: usize,
+        /// `tools` or `bytes`.
+        unit: &'static str,
+        /// The setting that raises it, e.g. `StdioServer::max_listed_tools`.
+        setting: &'static str,
+    },
     /// The connection failed in the middle of an exchange.
     Io(io::Error),
     /// The server asked the client something during a call (an
@@ -278,6 +306,21 @@ impl fmt::Display for ClientError {
                 write!(
                     f,
                     " came from the server, past the limit of {limit} bytes, and was not kept; raise {setting} if its messages are really that large"
+                )
+            }
+            ClientError::ListingTooLarge {
+                server,
+                tools,
+                bytes,
+                pages,
+                limit,
+                unit,
+                setting,
+            } => {
+                let plural = if *pages == 1 { "" } else { "s" };
+                write!(
+                    f,
+                    "{server} listed {tools} tools ({bytes} bytes) in {pages} page{plural} of tools/list, past the limit of {limit} {unit} on one listing, so none of it was kept; raise {setting} if it really lists that many"
                 )
             }
             ClientError::Io(source) => write!(

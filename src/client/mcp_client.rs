@@ -48,11 +48,13 @@ use crate::model::{Revision, Tool, ToolResult};
 /// ```
 pub trait McpClient {
     /// Every tool the server lists, following `nextCursor` page by page
-    /// ([`Client::list_tools`], [`StdioClient::list_tools`]).
+    /// ([`Client::list_tools`], [`StdioClient::list_tools`]), within the
+    /// client's bound on one listing.
     ///
     /// # Errors
-    /// Whatever kept the server from answering, or
-    /// [`ClientError::Malformed`] for a page that is not a tool list.
+    /// Whatever kept the server from answering,
+    /// [`ClientError::Malformed`] for a page that is not a tool list, or
+    /// [`ClientError::ListingTooLarge`] past the client's bound.
     fn list_tools(&mut self) -> Result<Vec<Tool>, ClientError>;
 
     /// Calls tool `name` with `arguments` (a JSON object; `null` sends

@@ -114,6 +114,8 @@ pub use call::{CallOptions, CancelHandle, LogMessage, Progress};
 pub use error::ClientError;
 pub use mcp_client::McpClient;
 pub use stdio::{StdioClient, StdioServer};
+#[cfg(test)]
+pub(crate) use tools::{DEFAULT_MAX_LISTED_TOOLS, DEFAULT_MAX_LISTING_BYTES};
 
 use answer::{CallResult, MAX_INPUT_ROUNDS};
 use rpc::{Identity, Mode, Probe};
@@ -156,6 +158,8 @@ pub(crate) struct Settings {
     identity: Identity,
     /// The largest message read from the server.
     max_message_bytes: usize,
+    /// The bound on one listing of tools.
+    listing: tools::ListingBound,
 }
 
 /// The fixed headers carry credentials: only their names are shown (and
@@ -339,19 +343,28 @@ impl Client {
         self.instructions.as_deref()
     }
 
-    /// Every tool the server lists, following `nextCursor` page by page.
+    /// Every tool the server lists, following `nextCursor` page by page,
+    /// up to [`ClientBuilder::max_listed_tools`] and
+    /// [`ClientBuilder::max_listing_bytes`] across all the pages.
     ///
     /// # Errors
     /// Whatever the server refuses ([`ClientError::Rpc`],
-    /// [`ClientError::Unauthorized`], …), a fault of the connection, or
+    /// [`ClientError::Unauthorized`], …), a fault of the connection,
     /// [`ClientError::Malformed`] for a page that is not a tool list or a
-    /// cursor that repeats.
+    /// cursor that repeats, or [`ClientError::ListingTooLarge`] for a
+    /// listing past the client's bound.
     pub fn list_tools(&mut self) -> Result<Vec<Tool>, ClientError> {
-        tools::list_pages(|params| {
-            self.wire
-                .request(Some(&self.mode), "tools/list", params, None, None)
-                .map(|answer| answer.result)
-        })
+        let bound = self.wire.settings.listing;
+        let host = self.wire.settings.target.host_header.clone();
+        tools::list_pages(
+            |params| {
+                self.wire
+                    .request(Some(&self.mode), "tools/list", params, None, None)
+                    .map(|answer| answer.result)
+            },
+            bound,
+            || format!("the MCP server at {host}"),
+        )
     }
 
     /// Calls tool `name` with `arguments` (a JSON object; `null` sends none).

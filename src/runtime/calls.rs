@@ -254,7 +254,7 @@ impl Runtime {
                     Some(state) => {
                         let bound = fingerprint(&entry.binding, tool.name(), &arguments);
                         self.states
-                            .open(state, &bound)
+                            .open(state, &bound, &entry.spent)
                             .map_err(|why| refuse(format!("invalid requestState: {why}")))?
                     }
                 };

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::resume::CallStreams;
+use super::signer::SpentStates;
 use super::Outlet;
 use crate::call::call_link::{Answer, Cancellation};
 use crate::call::ToolSurface;
@@ -95,6 +96,7 @@ impl SessionTable {
             locator,
             secret,
             binding,
+            spent: SpentStates::default(),
             surface,
             calls_served: AtomicU64::new(0),
             calls_cancelled: AtomicU64::new(0),
@@ -159,6 +161,9 @@ pub(crate) struct SessionEntry {
     /// A random, non-secret identity that signed request states are bound
     /// to, so that a state minted for one session is refused by another.
     pub(crate) binding: [u8; 16],
+    /// The request states this session spent: kept here, so that one
+    /// session spending many cannot refuse another's.
+    pub(crate) spent: SpentStates,
     pub(crate) surface: Box<dyn ToolSurface>,
     calls_served: AtomicU64,
     /// Of those, how many ended cancelled.

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use super::chatter::Said;
 use super::signal::Signal;
 use super::stdio::Respawning;
 use super::supervise::{supervise, Backoff};
@@ -149,7 +150,13 @@ impl McpServerBuilder {
     /// of the call (the event stream it came on is given up), while over
     /// stdio such a notification is skipped and the call goes on to its
     /// answer. A `tools/list` past it keeps the tools listed before, and
-    /// says so to the event hook and in [`McpServerLayer::status`].
+    /// says so to the event hook and in [`McpServerLayer::status`]. So
+    /// does a listing past the client's bound on all its pages together,
+    /// which the layer leaves as the client it is given sets it
+    /// ([`ClientBuilder::max_listed_tools`](crate::client::ClientBuilder::max_listed_tools)
+    /// and [`max_listing_bytes`](crate::client::ClientBuilder::max_listing_bytes),
+    /// the same on [`StdioServer`](crate::client::StdioServer): 4,096
+    /// tools and 16 MiB by default).
     #[must_use]
     pub fn max_message_bytes(mut self, bytes: usize) -> McpServerBuilder {
         self.max_message_bytes = bytes;
@@ -283,22 +290,24 @@ impl McpServerBuilder {
                     .max_message_bytes(self.max_message_bytes)
                     .on_stderr(move |line| {
                         if let Some(layer) = lines.upgrade() {
-                            layer.report_event(Event::ServerStderr {
+                            let event = Event::ServerStderr {
                                 server: layer.name.clone(),
                                 line: line.to_owned(),
-                            });
+                            };
+                            layer.report_chatter(&lines, Said::Stderr, event);
                         }
                     })
                     .on_log({
-                        let layer = layer.clone();
+                        let weak = layer.clone();
                         move |message| {
-                            if let Some(layer) = layer.upgrade() {
-                                layer.report_event(Event::ServerLog {
+                            if let Some(layer) = weak.upgrade() {
+                                let event = Event::ServerLog {
                                     server: layer.name.clone(),
                                     level: message.level,
                                     logger: message.logger.clone(),
                                     data: message.data.clone(),
-                                });
+                                };
+                                layer.report_chatter(&weak, Said::Log, event);
                             }
                         }
                     })

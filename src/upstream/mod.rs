@@ -43,6 +43,7 @@
 //! what the relay's cap bounds.
 
 mod builder;
+mod chatter;
 mod forward;
 mod http;
 mod signal;
@@ -212,6 +213,9 @@ struct Inner {
     /// server's startup lines on stderr), for that session's hook; `None`
     /// once it has them.
     early: Mutex<Option<Vec<Event>>>,
+    /// The rate at which a stdio server's stderr lines and log messages
+    /// are reported.
+    chatter: chatter::Chatter,
 }
 
 /// The most events kept for the first session; later ones go to the log.
@@ -239,7 +243,9 @@ impl McpServerLayer {
     /// hook ([`Event::ServerStderr`]: the lines of its startup, written
     /// before any session opened, are kept for the first session's hook, up
     /// to 64), and each log message that belongs to no call
-    /// ([`Event::ServerLog`], see below), and follows its
+    /// ([`Event::ServerLog`], see below) — together at most 50 a second,
+    /// the rest counted in one [`Event::ServerOutputSuppressed`] when
+    /// their second ends — and follows its
     /// `notifications/tools/list_changed`; it sets
     /// [`StdioServer::on_stderr`], [`StdioServer::on_log`] and
     /// [`StdioServer::on_tools_changed`] for that, replacing any set before. All calls share the one process;
@@ -355,6 +361,7 @@ impl Inner {
             watching: CancelHandle::new(),
             skipped: Mutex::new((Vec::new(), false)),
             early: Mutex::new(Some(Vec::new())),
+            chatter: chatter::Chatter::default(),
         }
     }
 

@@ -44,6 +44,7 @@ fn lost(err: &ClientError) -> bool {
         ClientError::Rpc { .. }
             | ClientError::Malformed { .. }
             | ClientError::TooLarge { .. }
+            | ClientError::ListingTooLarge { .. }
             | ClientError::InvalidConfig { .. }
             | ClientError::InvalidUrl { .. }
     )
@@ -173,6 +174,15 @@ mod tests {
     #[test]
     fn a_server_that_answered_wrong_is_not_lost_but_one_out_of_reach_is() {
         assert!(!lost(&ClientError::malformed("bad")));
+        assert!(!lost(&ClientError::ListingTooLarge {
+            server: "the MCP server at 127.0.0.1:1".into(),
+            tools: 5,
+            bytes: 100,
+            pages: 2,
+            limit: 4,
+            unit: "tools",
+            setting: "ClientBuilder::max_listed_tools",
+        }));
         assert!(lost(&ClientError::Closed {
             reason: "exited".into()
         }));

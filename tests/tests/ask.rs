@@ -585,3 +585,93 @@ fn answers_count_only_under_the_state_of_the_round_that_asked_them() {
     );
     assert_eq!(done["result"]["content"][0]["text"], "Hello, Mallory!");
 }
+
+#[test]
+fn one_session_spending_its_request_states_cannot_refuse_another_sessions_rounds() {
+    let host = ToolHost::bind(HostConfig::default()).unwrap();
+    let greeter = || {
+        StaticSurface::new()
+            .tool(
+                Tool::new("greet", "Greets the user by name."),
+                |_, ctx| match ctx.elicit("What is your name?", name_form()) {
+                    Ok(Elicitation::Accept(form)) => ToolOutcome::text(format!(
+                        "Hello, {}!",
+                        form["name"].as_str().unwrap_or("?")
+                    )),
+                    Ok(other) => ToolOutcome::declined(format!("no name: {other:?}")),
+                    Err(err) => err.into(),
+                },
+            )
+            .unwrap()
+    };
+    let (spender, other) = (host.open_session(greeter()), host.open_session(greeter()));
+    let caps = json!({"elicitation": {}});
+    let mut conn = Conn::open(host.local_addr()).unwrap();
+    let call = |conn: &mut Conn, session: &ToolSession, params: Value| {
+        toolhost_tests::stateless_post(
+            conn,
+            &session.authorization(),
+            9,
+            "tools/call",
+            params,
+            caps.clone(),
+        )
+        .json()
+    };
+
+    // One bearer holder retries without answering, round after round:
+    // each retry spends a state and is asked again with a fresh one.
+    let first = call(&mut conn, &spender, json!({"name": "greet"}));
+    let mut state = first["result"]["requestState"].as_str().unwrap().to_owned();
+    let mut spent = 0;
+    let refusal = loop {
+        let retry = call(
+            &mut conn,
+            &spender,
+            json!({"name": "greet", "requestState": state}),
+        );
+        match retry["result"]["requestState"].as_str() {
+            Some(next) => state = next.to_owned(),
+            None => break retry,
+        }
+        spent += 1;
+        assert!(spent <= 20_000, "never refused");
+    };
+    assert_eq!(spent, 4096, "its own set holds 4096");
+    let message = refusal["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("too many multi-round tool calls are under way in this session"),
+        "{refusal}"
+    );
+    // Its next round is refused as well…
+    let again = call(&mut conn, &spender, json!({"name": "greet"}));
+    let state = again["result"]["requestState"].as_str().unwrap();
+    let refused = call(
+        &mut conn,
+        &spender,
+        json!({"name": "greet", "requestState": state}),
+    );
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+
+    // …while the other session's multi-round call completes.
+    let first = call(&mut conn, &other, json!({"name": "greet"}));
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required");
+    let key = result["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap();
+    let done = call(
+        &mut conn,
+        &other,
+        json!({"name": "greet", "requestState": result["requestState"],
+            "inputResponses": {key: {"action": "accept", "content": {"name": "Ada"}}}}),
+    );
+    schema::assert_valid("2026-07-28", "JSONRPCMessage", &done);
+    assert_eq!(
+        done["result"]["content"][0]["text"], "Hello, Ada!",
+        "{done}"
+    );
+}

@@ -683,6 +683,163 @@ fn a_tool_list_past_the_limit_keeps_the_server_out_saying_why_and_the_app_servin
     echo_answers(&mut client, "x");
 }
 
+/// The reasons the layer `server` failed with, as its events told them.
+fn failures(log: &EventLog, server: &str) -> Vec<String> {
+    statuses(log, server)
+        .into_iter()
+        .filter_map(|status| match status {
+            ServerStatus::Failed { reason, .. } => Some(reason),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Starts the layer `name` of `builder` behind a gateway and checks that
+/// its listing is refused, again on each attempt, with events whose
+/// reason says each of `says`, while the application's own tool serves.
+fn listing_refused(name: &str, builder: McpServerBuilder, says: &[&str]) {
+    let layer = builder
+        .reconnect_backoff(Duration::from_millis(50), Duration::from_millis(200))
+        .start()
+        .unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![(name, layer.clone())]);
+    let mut client = session.client().unwrap();
+    only_the_application_serves(&mut client);
+    wait_for("failed", || !failures(&log, name).is_empty());
+    let reason = &failures(&log, name)[0];
+    for phrase in says {
+        assert!(reason.contains(phrase), "{phrase:?} in {reason}");
+    }
+    assert_eq!(layer.last_error().as_ref(), Some(reason));
+    wait_for("refused again", || failures(&log, name).len() >= 2);
+    assert_eq!(layer.count(), 0);
+    only_the_application_serves(&mut client);
+}
+
+#[test]
+fn a_stdio_listing_past_the_clients_bound_across_pages_keeps_the_server_out_naming_it_and_the_setting(
+) {
+    // Six pages of 1,000 tools, past the client's default of 4,096.
+    let paged = || misbehaving("pages", None).arg("6");
+    listing_refused(
+        "paged",
+        McpServerLayer::stdio("paged", paged()),
+        &[
+            "listed 5000 tools",
+            "past the limit of 4096 tools",
+            "StdioServer::max_listed_tools",
+        ],
+    );
+    // With the bound raised on the client, the same server joins whole.
+    let layer = McpServerLayer::stdio("paged", paged().max_listed_tools(6000))
+        .connect()
+        .unwrap();
+    assert_eq!(layer.status(), ServerStatus::Ready { tools: 6000 });
+}
+
+#[test]
+fn an_http_listing_past_the_clients_bound_keeps_the_server_out_naming_it_and_the_setting() {
+    let (_remote_host, remote_session) = remote(
+        StaticSurface::new()
+            .tool(Tool::new("a", "A."), |_, _| ToolOutcome::text("a"))
+            .unwrap()
+            .tool(Tool::new("b", "B."), |_, _| ToolOutcome::text("b"))
+            .unwrap()
+            .tool(Tool::new("c", "C."), |_, _| ToolOutcome::text("c"))
+            .unwrap(),
+    );
+    let client = client_at(&remote_session.url(), &remote_session);
+    listing_refused(
+        "many",
+        McpServerLayer::builder("many", client.clone().max_listed_tools(2)),
+        &[
+            "listed 3 tools",
+            "past the limit of 2 tools",
+            "ClientBuilder::max_listed_tools",
+        ],
+    );
+    assert_eq!(remote_session.calls_served(), 0);
+    // Within the bound, its tools join.
+    let layer = McpServerLayer::builder("many", client.max_listed_tools(3))
+        .connect()
+        .unwrap();
+    assert_eq!(layer.status(), ServerStatus::Ready { tools: 3 });
+}
+
+/// What the layer `server` reported of its stderr and log messages: one
+/// by one, and counted in `ServerOutputSuppressed` (stderr, log each),
+/// and how many such counts came.
+fn chatter(log: &EventLog, server: &str) -> ((u64, u64), (u64, u64), usize) {
+    let mut told = ((0, 0), (0, 0), 0);
+    for event in log.all() {
+        match event {
+            Event::ServerStderr { server: named, .. } if named == server => told.0 .0 += 1,
+            Event::ServerLog { server: named, .. } if named == server => told.0 .1 += 1,
+            Event::ServerOutputSuppressed {
+                server: named,
+                stderr_lines,
+                log_messages,
+                ..
+            } if named == server => {
+                told.1 .0 += stderr_lines;
+                told.1 .1 += log_messages;
+                told.2 += 1;
+            }
+            _ => {}
+        }
+    }
+    told
+}
+
+#[test]
+fn a_stdio_servers_flood_of_stderr_and_log_messages_is_reported_at_a_bounded_rate_and_counted() {
+    // Within the rate, every line is reported one by one, and no count.
+    let layer = McpServerLayer::stdio("quiet", misbehaving("chatty", None).arg("10"))
+        .refresh_every(None)
+        .connect()
+        .unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![("quiet", layer.clone())]);
+    layer.refresh().unwrap();
+    wait_for("twenty reports", || chatter(&log, "quiet").0 == (10, 10));
+    // A count would come when the second ends.
+    thread::sleep(Duration::from_millis(1500));
+    assert_eq!(chatter(&log, "quiet"), ((10, 10), (0, 0), 0));
+    drop((session, layer));
+
+    // 20,000 lines of stderr and as many log messages.
+    const LINES: u64 = 20_000;
+    let layer = McpServerLayer::stdio("chatty", misbehaving("chatty", None).arg(LINES.to_string()))
+        .refresh_every(None)
+        .connect()
+        .unwrap();
+    let log = EventLog::new();
+    let (_host, session) = gateway(&log, vec![("chatty", layer.clone())]);
+    let mut client = session.client().unwrap();
+    let started = Instant::now();
+    layer.refresh().unwrap();
+    echo_answers(&mut client, "during the flood");
+    wait_for("every line reported or counted", || {
+        let (reported, counted, _) = chatter(&log, "chatty");
+        (reported.0 + counted.0, reported.1 + counted.1) == (LINES, LINES)
+    });
+    let seconds = started.elapsed().as_secs();
+    let (reported, counted, counts) = chatter(&log, "chatty");
+    // At most 50 a second, in the seconds the flood and its count took.
+    assert!(
+        reported.0 + reported.1 <= 50 * (seconds + 2),
+        "{reported:?} reported one by one in {seconds} s"
+    );
+    assert!(counted.0 > 0 && counted.1 > 0, "{counted:?}");
+    assert!(
+        counts >= 1 && counts as u64 <= seconds + 2,
+        "{counts} counts"
+    );
+    assert_eq!(tool_names(&mut client), ["echo", "chatty_ping"]);
+    echo_answers(&mut client, "after");
+}
+
 #[test]
 fn a_slow_stdio_server_is_not_waited_for_and_its_tools_join_when_it_answers() {
     let slow =

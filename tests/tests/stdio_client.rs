@@ -426,3 +426,84 @@ fn a_zero_timeout_is_refused_naming_the_setting_before_anything_is_started() {
         "{err}"
     );
 }
+
+#[test]
+fn a_listing_past_the_bound_across_pages_is_refused_naming_server_count_and_setting_and_the_server_serves_on(
+) {
+    let heard = Arc::new(Mutex::new(Vec::<String>::new()));
+    let pages_asked = {
+        let heard = Arc::clone(&heard);
+        move || {
+            heard
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|line| line.contains("tools/list page"))
+                .count()
+        }
+    };
+    let hook = Arc::clone(&heard);
+    // Six pages of 1,000 tools: past the default bound of 4,096 at the fifth.
+    let server = StdioServer::new(env!("CARGO_BIN_EXE_stdio_server"))
+        .args(["--misbehave", "pages", "6"])
+        .on_stderr(move |line| hook.lock().unwrap().push(line.to_owned()));
+    let client = server.connect().unwrap();
+    let err = client.list_tools().unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(
+            err,
+            ClientError::ListingTooLarge {
+                tools: 5000,
+                pages: 5,
+                limit: 4096,
+                unit: "tools",
+                setting: "StdioServer::max_listed_tools",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        text.starts_with("the stdio MCP server \"")
+            && text.contains("stdio_server")
+            && text.contains("listed 5000 tools"),
+        "{text}"
+    );
+    // The server runs on, and was asked no page past the fifth.
+    client.ping().unwrap();
+    wait_for("five pages heard", || pages_asked() == 5);
+    client.ping().unwrap();
+    assert_eq!(pages_asked(), 5);
+
+    // Bytes are bounded as well, named by their own setting.
+    let err = server
+        .clone()
+        .max_listing_bytes(90_000)
+        .connect()
+        .unwrap()
+        .list_tools()
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ClientError::ListingTooLarge {
+                pages: 2,
+                unit: "bytes",
+                setting: "StdioServer::max_listing_bytes",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+
+    // Raised, the bound lets the whole listing through.
+    let tools = server
+        .max_listed_tools(6000)
+        .connect()
+        .unwrap()
+        .list_tools()
+        .unwrap();
+    assert_eq!(tools.len(), 6000);
+    assert_eq!(tools[5999].name(), "t5_999");
+}

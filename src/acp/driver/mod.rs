@@ -90,7 +90,13 @@ pub(crate) use turn::DEFAULT_TURN_TIMEOUT;
 /// [`Agent::set_max_message_bytes`] (16 MiB by default) is skipped while it
 /// is read, never buffered whole, and fails the request or turn with
 /// [`AcpError::Protocol`] naming its size and the setting: a runaway agent
-/// cannot grow this program's memory without bound.
+/// cannot grow this program's memory without bound. Nor can one that
+/// writes many: what the agent says between turns (late updates,
+/// questions) waits for the next request or turn, but only a few messages
+/// are held at a time; past them the driver stops reading, and the agent
+/// blocks on its pipe until the driver reads again. Nothing it wrote is
+/// dropped: the next request or turn reads it first (a turn's
+/// [`on_update`](Prompt::on_update) hears those updates).
 ///
 /// The driver speaks ACP v1 (`protocolVersion: 1`), which every agent
 /// speaks today. It offers the agent no file system and no terminal, so
@@ -430,7 +436,7 @@ impl Agent {
 
 impl Drop for Agent {
     fn drop(&mut self) {
-        self.pipes.close_input();
+        self.pipes.close();
         lock(&self.group).end();
     }
 }

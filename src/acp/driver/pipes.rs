@@ -5,6 +5,29 @@
 //! every wait of the driver has a deadline, and the news that the agent is
 //! gone (its exit status, its last stderr lines) ends the wait at once.
 //!
+//! The channel holds at most [`QUEUED`] messages, between turns as during
+//! them: when it is full the reader thread waits, stops reading the
+//! agent's stdout, and the agent blocks on its full pipe until the driver
+//! reads again (its next request or turn). Back-pressure rather than
+//! dropping, because nothing the agent says may be lost unseen: an answer,
+//! a permission request or the last updates of a turn can sit behind a
+//! burst, and ACP has no way to tell the agent a message was dropped. The
+//! cost is only the agent's, which waits — as a process writing to any
+//! pipe nobody reads does. What a flooding agent can make the driver hold
+//! is therefore at most [`QUEUED`] messages in the channel, one more in the
+//! reader's hands and one line in its buffer, each within
+//! [`Agent::set_max_message_bytes`](super::Agent::set_max_message_bytes)
+//! (before, 200,000 lines of 1 KiB written between turns grew a driver
+//! from 2 to 782 MiB, and it kept them).
+//!
+//! This bounds only the driver's sink: the same [`Watch`] serves the stdio
+//! MCP client, whose sink routes each message on the reader thread itself
+//! and never waits. The news that the agent is gone goes through the same
+//! channel, after what the agent wrote before it: a full channel holds it
+//! back (and with it the watch thread, before it ends what the agent left
+//! running) only until the driver reads again, and dropping the [`Agent`](super::Agent)
+//! first stops the reading ([`Pipes::close`]), which frees both.
+//!
 //! The agent's stderr is piped, not inherited: each line is copied to this
 //! program's stderr as it comes (so the user sees what they saw before),
 //! or handed to the application's hook, and the last few go into the
@@ -29,6 +52,14 @@ const WHO: &str = "the agent";
 /// How long a broken input waits for the news of the agent's end, which
 /// says more (its exit status, its stderr) than the broken pipe.
 const GONE_WAIT: Duration = Duration::from_millis(500);
+
+/// How many of the agent's messages wait for the driver at most. The
+/// driver handles one message at a time and the agent's pipe buffers
+/// what it writes meanwhile (64 KiB on Linux), so a queue only smooths
+/// the hand-over between the two threads: a few suffice, and each costs
+/// up to a message's limit (16 MiB by default) when the agent writes
+/// large ones.
+const QUEUED: usize = 8;
 
 /// Where the agent's stderr lines go, once the application says
 /// ([`Agent::on_stderr`](super::Agent::on_stderr)); this program's stderr
@@ -66,7 +97,7 @@ impl Pipes {
         max_line: Arc<AtomicUsize>,
         stderr_hook: StderrHook,
     ) -> std::io::Result<Pipes> {
-        let (sender, incoming) = mpsc::channel();
+        let (sender, incoming) = mpsc::sync_channel(QUEUED);
         let watch = Watch {
             who: WHO,
             name: "acp-agent".into(),
@@ -156,9 +187,16 @@ impl Pipes {
         }
     }
 
-    /// Closes the agent's input once what is queued is written: how an ACP
-    /// client says goodbye.
-    pub(super) fn close_input(&mut self) {
+    /// Closes the agent's input once what is queued is written (how an ACP
+    /// client says goodbye), and stops taking its output: the reader
+    /// thread waiting on a full channel ends, and closes the agent's
+    /// stdout, so an agent blocked writing to it is not kept blocked
+    /// through the grace it gets to leave.
+    pub(super) fn close(&mut self) {
         self.input.close();
+        // A receiver whose sender is already gone: dropping the old one
+        // disconnects the reader's sender.
+        let (_, nothing) = mpsc::sync_channel(0);
+        drop(std::mem::replace(&mut self.incoming, nothing));
     }
 }

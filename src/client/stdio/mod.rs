@@ -106,6 +106,7 @@ pub struct StdioClient {
     instructions: Option<String>,
     capabilities: Value,
     timeout: Duration,
+    listing: tools::ListingBound,
 }
 
 impl StdioClient {
@@ -161,6 +162,7 @@ impl StdioClient {
             instructions: None,
             capabilities: Value::Null,
             timeout: config.timeout,
+            listing: config.listing,
         };
         client.initialize()?;
         Ok(client)
@@ -245,14 +247,22 @@ impl StdioClient {
         self.router.closed()
     }
 
-    /// Every tool the server lists, following `nextCursor` page by page.
+    /// Every tool the server lists, following `nextCursor` page by page,
+    /// up to [`StdioServer::max_listed_tools`] and
+    /// [`StdioServer::max_listing_bytes`] across all the pages.
     ///
     /// # Errors
     /// [`ClientError::Rpc`] when the server refuses, [`ClientError::Closed`]
-    /// when it is gone, [`ClientError::Timeout`], or
-    /// [`ClientError::Malformed`] for a page that is not a tool list.
+    /// when it is gone, [`ClientError::Timeout`],
+    /// [`ClientError::Malformed`] for a page that is not a tool list, or
+    /// [`ClientError::ListingTooLarge`] for a listing past the client's
+    /// bound.
     pub fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
-        tools::list_pages(|params| self.request("tools/list", params, None, self.timeout))
+        tools::list_pages(
+            |params| self.request("tools/list", params, None, self.timeout),
+            self.listing,
+            || format!("the stdio MCP server {:?}", self.program),
+        )
     }
 
     /// Calls tool `name` with `arguments` (a JSON object; `null` sends

@@ -16,6 +16,7 @@ use crate::client::builder::DEFAULT_SILENCE_TIMEOUT;
 use crate::client::call::LogMessage;
 use crate::client::error::ClientError;
 use crate::client::rpc::Identity;
+use crate::client::tools::ListingBound;
 use crate::model::{LogLevel, Revision};
 
 /// A line the server wrote to stderr, handed to the application.
@@ -54,6 +55,7 @@ pub struct StdioServer {
     pub(super) timeout: Duration,
     pub(super) exit_grace: Duration,
     pub(super) max_message_bytes: usize,
+    pub(super) listing: ListingBound,
     pub(super) identity: Identity,
     pub(super) on_stderr: Option<StderrCallback>,
     pub(super) on_tools_changed: Option<Callback>,
@@ -73,6 +75,7 @@ impl StdioServer {
             timeout: DEFAULT_SILENCE_TIMEOUT,
             exit_grace: EXIT_GRACE,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            listing: ListingBound::STDIO,
             identity: Identity {
                 name: "toolhost-client".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
@@ -154,6 +157,31 @@ impl StdioServer {
     #[must_use]
     pub fn max_message_bytes(mut self, bytes: usize) -> StdioServer {
         self.max_message_bytes = bytes;
+        self
+    }
+
+    /// The most tools one listing may hold (4096 by default), all its
+    /// pages together
+    /// ([`StdioClient::list_tools`](super::StdioClient::list_tools)):
+    /// many times what any server in use lists, and what a model takes
+    /// in one request. Past it the listing fails with
+    /// [`ClientError::ListingTooLarge`], nothing of it kept and no
+    /// further page asked for, so a server cannot fill the client's
+    /// memory one page at a time.
+    #[must_use]
+    pub fn max_listed_tools(mut self, tools: usize) -> StdioServer {
+        self.listing.tools = tools;
+        self
+    }
+
+    /// The most bytes of tool definitions (as JSON) one listing may hold,
+    /// all its pages together (16 MiB by default, as much as one message
+    /// may carry: [`max_message_bytes`](StdioServer::max_message_bytes)). Past
+    /// it the listing fails as past
+    /// [`max_listed_tools`](StdioServer::max_listed_tools).
+    #[must_use]
+    pub fn max_listing_bytes(mut self, bytes: usize) -> StdioServer {
+        self.listing.bytes = bytes;
         self
     }
 
@@ -274,6 +302,8 @@ impl fmt::Debug for StdioServer {
             .field("timeout", &self.timeout)
             .field("exit_grace", &self.exit_grace)
             .field("max_message_bytes", &self.max_message_bytes)
+            .field("max_listed_tools", &self.listing.tools)
+            .field("max_listing_bytes", &self.listing.bytes)
             .finish_non_exhaustive()
     }
 }

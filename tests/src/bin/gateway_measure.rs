@@ -5,6 +5,7 @@
 //! cargo build --release --example gateway &&
 //!   cargo run --release -p toolhost-tests --bin gateway_measure -- first-line target/release/examples/gateway
 //! cargo run --release -p toolhost-tests --bin gateway_measure -- rss [MAX_MESSAGE_BYTES]
+//! cargo run --release -p toolhost-tests --bin gateway_measure -- rss-listing [unbounded]
 //! ```
 //!
 //! - `latency`: the application's own `echo` through two gateways in this
@@ -24,6 +25,11 @@
 //!   an event stream (the upstream reports progress first).
 //! - `rss-stdio [BYTES]`: the same with a stdio upstream (this program
 //!   again, as `stdio-huge`), whose 48 MiB result is one line.
+//! - `rss-listing [unbounded]`: the gateway process's peak RSS over idle
+//!   while a stdio upstream (this program again, as `stdio-pages`) lists
+//!   60 pages of 3,000 tools of about 1.3 KiB each (each page within the
+//!   layer's 4 MiB): with the client's default bound on one listing, or
+//!   with `unbounded`, none (as before there was one).
 //! - `remote-huge`: the upstream of `rss` (prints its URL and
 //!   authorization, serves until stdin closes).
 //! - `stdio-huge`: the upstream of `rss-stdio`, a stdio MCP server.
@@ -55,6 +61,8 @@ fn main() -> ExitCode {
         Some("rss-stdio") => rss_stdio(args.get(1).and_then(|b| b.parse().ok())),
         Some("remote-huge") => remote_huge(args.get(1).is_some_and(|a| a == "sse")),
         Some("stdio-huge") => stdio_huge(),
+        Some("rss-listing") => rss_listing(args.get(1).is_some_and(|a| a == "unbounded")),
+        Some("stdio-pages") => stdio_pages(),
         _ => {
             eprintln!(
                 "usage: gateway_measure latency | first-line PATH | rss [BYTES] | remote-huge"
@@ -212,6 +220,18 @@ fn first_line(gateway: &str) {
     );
 }
 
+/// The gateway process's memory when idle and after, as [`memory`] reads it.
+fn print_memory((idle_peak, idle_now): (u64, u64), (peak, now): (u64, u64)) {
+    println!(
+        "  gateway process: idle RSS {} MiB (peak {} MiB); after: peak {} MiB, RSS {} MiB; peak over idle {} MiB",
+        idle_now / 1024,
+        idle_peak / 1024,
+        peak / 1024,
+        now / 1024,
+        peak.saturating_sub(idle_now) / 1024
+    );
+}
+
 /// `VmHWM` and `VmRSS` of this process, in KiB.
 fn memory() -> (u64, u64) {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
@@ -237,6 +257,19 @@ fn rss_stdio(max_message: Option<usize>) {
 }
 
 fn stdio_huge() {
+    serve_stdio("huge", |method, _| match method {
+        "tools/list" => {
+            Some(json!({"tools": [{"name": "huge", "inputSchema": {"type": "object"}}]}))
+        }
+        "tools/call" => Some(json!({"content": [{"type": "text", "text": "x".repeat(48 << 20)}]})),
+        _ => None,
+    });
+}
+
+/// A stdio MCP server named `name`: it answers `initialize` and `ping`,
+/// and each other request with what `answer` gives for its method and
+/// params (nothing for `None`).
+fn serve_stdio(name: &str, answer: impl Fn(&str, &serde_json::Value) -> Option<serde_json::Value>) {
     let mut out = std::io::stdout().lock();
     for line in std::io::stdin().lock().lines() {
         let Ok(message) = serde_json::from_str::<serde_json::Value>(&line.unwrap()) else {
@@ -245,15 +278,13 @@ fn stdio_huge() {
         let id = message["id"].clone();
         let result = match message["method"].as_str() {
             Some("initialize") => json!({"protocolVersion": message["params"]["protocolVersion"],
-                "capabilities": {"tools": {}}, "serverInfo": {"name": "huge", "version": "1"}}),
-            Some("tools/list") => {
-                json!({"tools": [{"name": "huge", "inputSchema": {"type": "object"}}]})
-            }
-            Some("tools/call") => {
-                json!({"content": [{"type": "text", "text": "x".repeat(48 << 20)}]})
-            }
+                "capabilities": {"tools": {}}, "serverInfo": {"name": name, "version": "1"}}),
             Some("ping") => json!({}),
-            _ => continue,
+            Some(method) => match answer(method, &message["params"]) {
+                Some(result) => result,
+                None => continue,
+            },
+            None => continue,
         };
         writeln!(
             out,
@@ -263,6 +294,78 @@ fn stdio_huge() {
         .unwrap();
         out.flush().unwrap();
     }
+}
+
+/// The pages and tools per page of `stdio-pages`: the issue's 60 pages of
+/// 3,000 tools.
+const LISTING: (usize, usize) = (60, 3000);
+
+fn rss_listing(unbounded: bool) {
+    let mut server =
+        toolhost::client::StdioServer::new(std::env::current_exe().unwrap()).arg("stdio-pages");
+    if unbounded {
+        server = server
+            .max_listed_tools(usize::MAX)
+            .max_listing_bytes(usize::MAX);
+    }
+    let host = ToolHost::bind(HostConfig::default()).unwrap();
+    let layer = McpServerLayer::stdio("paged", server)
+        .refresh_every(None)
+        .start()
+        .unwrap();
+    let session = host.open_session(
+        LayeredSurface::builder()
+            .layer("app", app())
+            .layer("paged", layer.clone())
+            .build(),
+    );
+    let mut client = session.client().unwrap();
+    client.call_tool("echo", json!({"text": "warm"})).unwrap();
+    let (idle_peak, idle_now) = memory();
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while matches!(layer.status(), ServerStatus::Connecting) && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(20));
+    }
+    let status = layer.status();
+    let (peak, now) = memory();
+    let echo = client.call_tool("echo", json!({"text": "still"})).unwrap();
+    println!(
+        "{} pages of {} tools from a stdio upstream, {}: {status}; echo answers {:?}",
+        LISTING.0,
+        LISTING.1,
+        if unbounded {
+            "no bound on one listing"
+        } else {
+            "the client's default bound"
+        },
+        echo.text()
+    );
+    print_memory((idle_peak, idle_now), (peak, now));
+}
+
+/// A stdio MCP server listing [`LISTING`]'s pages, each tool about 1.3 KiB.
+fn stdio_pages() {
+    let description = "d".repeat(1200);
+    serve_stdio("pages", |method, params| {
+        if method != "tools/list" {
+            return None;
+        }
+        let page: usize = params["cursor"]
+            .as_str()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        let tools: Vec<serde_json::Value> = (0..LISTING.1)
+            .map(|n| {
+                json!({"name": format!("t{page}_{n}"), "description": description,
+                "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}}})
+            })
+            .collect();
+        let mut result = json!({"tools": tools});
+        if page + 1 < LISTING.0 {
+            result["nextCursor"] = (page + 1).to_string().into();
+        }
+        Some(result)
+    });
 }
 
 fn rss(max_message: Option<usize>, sse: bool) {
@@ -327,14 +430,7 @@ fn measure_huge(layer: McpServerLayer, max_message: Option<usize>, transport: &s
         "48 MiB {transport} upstream result, max_message_bytes {}: {summary}",
         max_message.map_or("default (4 MiB)".to_owned(), |b| b.to_string())
     );
-    println!(
-        "  gateway process: idle RSS {} MiB (peak {} MiB); after: peak {} MiB, RSS {} MiB; peak over idle {} MiB",
-        idle_now / 1024,
-        idle_peak / 1024,
-        peak / 1024,
-        now / 1024,
-        peak.saturating_sub(idle_now) / 1024
-    );
+    print_memory((idle_peak, idle_now), (peak, now));
 }
 
 fn remote_huge(sse: bool) {

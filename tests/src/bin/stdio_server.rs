@@ -30,7 +30,14 @@
 //!   - `crash`: lists `crash`, which makes it exit mid-call, and `ping`;
 //!   - `huge`: lists `huge`, whose result is 2 MiB of text, `noisy`,
 //!     which sends a 2 MiB progress message before it answers `ok`, and
-//!     `small`, which answers `small`.
+//!     `small`, which answers `small`;
+//!   - `chatty N`: lists `ping`; after it answers its second
+//!     `tools/list`, writes `N` lines to stderr (`chatter K`, the only
+//!     lines it writes there) and sends `N` log messages (`notice`), no
+//!     call in flight;
+//!   - `pages N`: lists its tools in `N` pages of 1,000 (`t<page>_<n>`),
+//!     following the cursor it gave, and says `stdio_server: tools/list
+//!     page K` on stderr as it answers page `K` (from 1).
 //!
 //! Otherwise it says what it needs on stderr and exits with status 2.
 
@@ -164,7 +171,7 @@ fn misbehaving_tools(mode: &str) -> Value {
         ]),
         "hang" => json!([tool("wait"), tool("ping")]),
         "crash" => json!([tool("crash"), tool("ping")]),
-        "slow" => json!([tool("ping")]),
+        "slow" | "chatty" => json!([tool("ping")]),
         "huge" => json!([tool("huge"), tool("noisy"), tool("small")]),
         _ => json!([]),
     }
@@ -199,6 +206,7 @@ fn misbehave(mode: &str, file: Option<&str>) -> io::Result<()> {
             std::thread::sleep(std::time::Duration::from_millis(10));
         });
     }
+    let mut listed = 0;
     for line in io::stdin().lock().lines() {
         let line = line?;
         let Ok(message) = serde_json::from_str::<Value>(&line) else {
@@ -221,6 +229,36 @@ fn misbehave(mode: &str, file: Option<&str>) -> io::Result<()> {
                 "protocolVersion": message["params"]["protocolVersion"],
                 "capabilities": {"tools": {}},
                 "serverInfo": {"name": format!("misbehaving-{mode}"), "version": "1"}}}))?,
+            Some("tools/list") if mode == "pages" => {
+                let pages: usize = file.and_then(|n| n.parse().ok()).unwrap_or(1);
+                let page: usize = message["params"]["cursor"]
+                    .as_str()
+                    .and_then(|cursor| cursor.parse().ok())
+                    .unwrap_or(0);
+                eprintln!("stdio_server: tools/list page {}", page + 1);
+                let tools: Vec<Value> = (0..1000)
+                    .map(|n| json!({"name": format!("t{page}_{n}"), "inputSchema": {"type": "object"}}))
+                    .collect();
+                let mut result = json!({"tools": tools});
+                if page + 1 < pages {
+                    result["nextCursor"] = (page + 1).to_string().into();
+                }
+                send(json!({"jsonrpc": "2.0", "id": id, "result": result}))?;
+            }
+            Some("tools/list") if mode == "chatty" => {
+                send(json!({"jsonrpc": "2.0", "id": id, "result": {
+                    "tools": misbehaving_tools(mode)}}))?;
+                listed += 1;
+                if listed == 2 {
+                    let lines: usize = file.and_then(|n| n.parse().ok()).unwrap_or(1);
+                    let mut err = io::stderr().lock();
+                    for n in 0..lines {
+                        writeln!(err, "chatter {n}")?;
+                        send(json!({"jsonrpc": "2.0", "method": "notifications/message",
+                            "params": {"level": "notice", "data": format!("chatter {n}")}}))?;
+                    }
+                }
+            }
             Some("tools/list") => send(json!({"jsonrpc": "2.0", "id": id, "result": {
                 "tools": misbehaving_tools(mode)}}))?,
             Some("tools/call") => match message["params"]["name"].as_str() {

@@ -140,6 +140,14 @@ const TESTS: &[Test] = &[
         misbehaving::a_64_mib_line_ends_the_turn_naming_size_and_setting_without_being_buffered,
     ),
     (
+        "an_agent_flooding_between_turns_is_held_back_and_the_next_turn_hears_every_line",
+        misbehaving::an_agent_flooding_between_turns_is_held_back_and_the_next_turn_hears_every_line,
+    ),
+    (
+        "an_agent_blocked_on_its_pipe_between_turns_is_ended_with_the_driver",
+        misbehaving::an_agent_blocked_on_its_pipe_between_turns_is_ended_with_the_driver,
+    ),
+    (
         "the_agents_stderr_reaches_the_applications_hook_and_the_error_keeps_its_last_lines",
         misbehaving::the_agents_stderr_reaches_the_applications_hook_and_the_error_keeps_its_last_lines,
     ),

@@ -13,7 +13,10 @@
 //! answer), `hang` (never answers `session/prompt`, ignores the cancel),
 //! `crash-mid-turn` (one chunk, then exit 7), `crash-at-start` (exit 9 on
 //! `initialize`), `huge-line` (one `session/update` carrying 64 MiB of
-//! text), `big-line` (the same with 1 MiB, within the limit).
+//! text), `big-line` (the same with 1 MiB, within the limit),
+//! `flood-after-turn` (answers its first prompt, then writes
+//! [`AFTER_TURN_LINES`] updates of about 1 KiB while no turn runs, and
+//! says `flood written` on stderr once they are all taken).
 
 use std::env;
 use std::io::{self, BufRead, Write};
@@ -31,6 +34,11 @@ pub const MISBEHAVING: &str = "--misbehaving-agent";
 /// The bytes of text in the `huge-line` update: the 64 MiB.
 const HUGE: usize = 64 << 20;
 
+/// How many updates `flood-after-turn` writes between turns: about 100 MiB
+/// of lines, which an unbounded queue in the driver would hold (parsed,
+/// several hundred MiB).
+const AFTER_TURN_LINES: usize = 100_000;
+
 /// The misbehaving agent's main.
 pub fn agent(mode: &str) -> ExitCode {
     let exe = env::current_exe().expect("own path");
@@ -46,6 +54,7 @@ pub fn agent(mode: &str) -> ExitCode {
         .expect("start the grandchild");
     eprintln!("misbehaving agent: grandchild {}", sleeper.id());
     let stdin = io::stdin();
+    let mut prompts = 0;
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
         let Ok(message) = serde_json::from_str::<Value>(&line) else {
@@ -70,6 +79,12 @@ pub fn agent(mode: &str) -> ExitCode {
             _ => json!({}),
         };
         write(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+        if method == "session/prompt" {
+            prompts += 1;
+            if mode == "flood-after-turn" && prompts == 1 {
+                flood_after_turn();
+            }
+        }
         if mode == "garbage" {
             write(
                 &json!({"jsonrpc": "2.0", "id": "nobody-asked", "error": {"code": 1, "message": "stray"}}),
@@ -98,6 +113,26 @@ fn prompt(mode: &str) -> Option<Value> {
         _ => chunk("hello"),
     }
     Some(json!({"stopReason": "end_turn"}))
+}
+
+/// The first turn is over: [`AFTER_TURN_LINES`] updates of about 1 KiB,
+/// written as fast as the pipe takes them.
+fn flood_after_turn() {
+    let text = "f".repeat(900);
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    for n in 0..AFTER_TURN_LINES {
+        let line = json!({"jsonrpc": "2.0", "method": "session/update", "params": {
+            "sessionId": "misbehaving-1",
+            "update": {"sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": format!("{n} {text}")}},
+        }});
+        if writeln!(out, "{line}").is_err() {
+            return;
+        }
+    }
+    if out.flush().is_ok() {
+        eprintln!("misbehaving agent: flood written");
+    }
 }
 
 fn crash(status: i32, last_words: &str) -> ! {
@@ -257,16 +292,20 @@ fn running(pid: u32) -> bool {
 
 /// The peak resident memory of `pid` so far (`VmHWM`), in bytes.
 fn peak_rss(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kib: u64 = status
+    proc_status_kib(&pid.to_string(), "VmHWM:").map(|kib| kib * 1024)
+}
+
+/// The figure `field` of `/proc/<process>/status`, in KiB.
+fn proc_status_kib(process: &str, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{process}/status")).ok()?;
+    status
         .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))?
+        .find_map(|line| line.strip_prefix(field))?
         .trim()
         .trim_end_matches("kB")
         .trim()
         .parse()
-        .ok()?;
-    Some(kib * 1024)
+        .ok()
 }
 
 const MIB: u64 = 1 << 20;
@@ -429,4 +468,150 @@ pub fn the_agents_stderr_reaches_the_applications_hook_and_the_error_keeps_its_l
         again.to_string().contains("exited (exit status: 9)"),
         "{again}"
     );
+}
+
+/// A `flood-after-turn` agent whose stderr goes to `on_stderr`, driven
+/// through `initialize`, `session/new` and its first turn (after which it
+/// floods); the session's id.
+fn flooding_after_its_first_turn(
+    on_stderr: impl FnMut(&str) + Send + 'static,
+) -> (toolhost::acp::Agent, String) {
+    let exe = env::current_exe().expect("own path");
+    let mut agent =
+        toolhost::acp::Agent::spawn(Command::new(&exe).args([MISBEHAVING, "flood-after-turn"]))
+            .expect("spawn");
+    agent.on_stderr(on_stderr);
+    agent.initialize().expect("initialize");
+    let session = agent
+        .call("session/new", json!({"cwd": "/", "mcpServers": []}))
+        .expect("session/new")["sessionId"]
+        .as_str()
+        .expect("a session id")
+        .to_owned();
+    let first = agent
+        .prompt(&session, "first")
+        .timeout(Duration::from_secs(60))
+        .run()
+        .expect("the first turn");
+    assert_eq!(first.stop_reason, "end_turn");
+    (agent, session)
+}
+
+/// Drops `agent` and asserts that nothing of its process group runs on
+/// (on Linux, where `/proc` says).
+fn ended_with_its_group(agent: toolhost::acp::Agent) {
+    let group = agent.id();
+    let started = Instant::now();
+    drop(agent);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the drop came back"
+    );
+    if cfg!(target_os = "linux") {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !members(group).is_empty() && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(
+            members(group),
+            Vec::<u32>::new(),
+            "the agent's group is ended"
+        );
+    }
+}
+
+pub fn an_agent_flooding_between_turns_is_held_back_and_the_next_turn_hears_every_line() {
+    use std::sync::{Arc, Mutex};
+    let heard = Arc::new(Mutex::new(Vec::<String>::new()));
+    let hook = Arc::clone(&heard);
+    let flood_written = || {
+        heard
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.ends_with("flood written"))
+    };
+    let (mut agent, session) =
+        flooding_after_its_first_turn(move |line| hook.lock().unwrap().push(line.to_owned()));
+
+    // No turn runs while the agent writes ~100 MiB: the driver takes a
+    // few lines and the agent blocks on its pipe.
+    let before = resident();
+    let mut most = before;
+    let watched_until = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < watched_until && !flood_written() {
+        most = most.max(resident());
+        thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !flood_written(),
+        "the agent wrote its whole flood with no turn running: the driver took it all"
+    );
+    if let (Some(before), Some(most)) = (before, most) {
+        let grown = most.saturating_sub(before);
+        assert!(
+            grown < 32 * MIB,
+            "the driver grew by {} MiB between turns",
+            grown / MIB
+        );
+    }
+
+    // The next turn reads what waited, every line of it, then its own
+    // update and answer.
+    let mut updates = 0;
+    let second = agent
+        .prompt(&session, "second")
+        .timeout(Duration::from_secs(120))
+        .on_update(|_| updates += 1)
+        .run()
+        .expect("the second turn");
+    assert_eq!(second.stop_reason, "end_turn");
+    assert_eq!(updates, AFTER_TURN_LINES + 1, "nothing was dropped");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !flood_written() && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(20));
+    }
+    assert!(flood_written(), "the agent finished its flood once read");
+    ended_with_its_group(agent);
+}
+
+pub fn an_agent_blocked_on_its_pipe_between_turns_is_ended_with_the_driver() {
+    let (agent, _) = flooding_after_its_first_turn(|_| {});
+    // The agent floods and soon blocks on its full pipe; nobody reads.
+    thread::sleep(Duration::from_millis(300));
+    if cfg!(target_os = "linux") {
+        assert_ne!(
+            members(agent.id()),
+            Vec::<u32>::new(),
+            "the agent runs, blocked"
+        );
+    }
+    ended_with_its_group(agent);
+}
+
+/// This process's resident memory (`VmRSS`), in bytes; `None` where
+/// `/proc` cannot say.
+fn resident() -> Option<u64> {
+    proc_status_kib("self", "VmRSS:").map(|kib| kib * 1024)
+}
+
+/// The processes of group `group` that run (zombies do not).
+fn members(group: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                // After the command's closing parenthesis: state, ppid, pgrp.
+                let fields: Vec<&str> = stat
+                    .rfind(')')
+                    .map(|end| stat[end + 1..].split_whitespace().take(3).collect())
+                    .unwrap_or_default();
+                matches!(fields[..], [state, _, pgrp]
+                    if !matches!(state, "Z" | "X") && pgrp == group.to_string())
+            })
+        })
+        .collect()
 }

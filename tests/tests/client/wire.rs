@@ -42,6 +42,89 @@ fn a_repeated_cursor_is_malformed_instead_of_looping() {
 }
 
 #[test]
+fn a_listing_past_the_clients_bound_across_pages_is_refused_and_no_later_page_is_asked_for() {
+    // The server has a third page, never asked for: it stops after two.
+    let server = scripted(vec![
+        page(&["a", "b"], Some("p2")),
+        page(&["c", "d"], Some("p3")),
+    ]);
+    let mut client = Client::builder(&server.url)
+        .era(Era::Stateless)
+        .max_listed_tools(3)
+        .connect()
+        .unwrap();
+    let err = client.list_tools().unwrap_err();
+    let text = err.to_string();
+    let ClientError::ListingTooLarge {
+        server: named,
+        tools,
+        pages,
+        limit,
+        unit,
+        setting,
+        ..
+    } = &err
+    else {
+        panic!("{err:?}")
+    };
+    assert_eq!(
+        (*tools, *pages, *limit, *unit, *setting),
+        (4, 2, 3, "tools", "ClientBuilder::max_listed_tools")
+    );
+    let authority = server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp");
+    assert_eq!(named, &format!("the MCP server at {authority}"));
+    assert!(
+        text.contains("listed 4 tools")
+            && text.contains("past the limit of 3 tools")
+            && text.contains("raise ClientBuilder::max_listed_tools"),
+        "{text}"
+    );
+    let (seen, _) = server.done.join().unwrap();
+    assert_eq!(seen.len(), 2);
+
+    // The byte bound, named by its own setting.
+    let server = scripted(vec![
+        page(&["a", "b"], Some("p2")),
+        page(&["c", "d"], Some("p3")),
+    ]);
+    let err = Client::builder(&server.url)
+        .era(Era::Stateless)
+        .max_listing_bytes(150)
+        .connect()
+        .unwrap()
+        .list_tools()
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ClientError::ListingTooLarge {
+                pages: 2,
+                unit: "bytes",
+                setting: "ClientBuilder::max_listing_bytes",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    server.done.join().unwrap();
+
+    // Within the bound, every page is read.
+    let server = scripted(vec![page(&["a", "b"], Some("p2")), page(&["c", "d"], None)]);
+    let tools = Client::builder(&server.url)
+        .era(Era::Stateless)
+        .max_listed_tools(4)
+        .connect()
+        .unwrap()
+        .list_tools()
+        .unwrap();
+    assert_eq!(tools.len(), 4);
+    server.done.join().unwrap();
+}
+
+#[test]
 fn stateless_requests_carry_the_headers_and_meta_the_revision_requires() {
     let server = scripted(vec![ok(|seen| result(seen, json!({"content": []})))]);
     let mut client = Client::builder(&server.url)
