@@ -478,15 +478,21 @@ fn trickled_refused_bodies_hold_only_their_own_threads_and_let_go_when_their_cli
     }
     assert!(probe.legit_ping(WITHIN).is_some());
     let held = (probe.threads(), probe.descriptors());
+    // The 200 leave while the trickles go on: what they held goes with
+    // them, and only the tricklers' own threads and descriptors stay
+    // (tiny_http's and a drain thread each, two descriptors).
     drop(refused);
+    let tricklers_only = (baseline.0 + 2 * 8, baseline.1 + 2 * 8);
+    let left_after = settles(&probe, tricklers_only);
+    let during = (probe.threads(), probe.descriptors());
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     for trickler in tricklers {
         trickler.join().unwrap();
     }
     let settled = settles(&probe, baseline);
     println!(
-        "8 trickled refused bodies and 200 refused POSTs: slowest refusal {slowest:?}; {} threads and {} descriptors while held (from {} and {}); back within {settled:?} after the clients left",
-        held.0, held.1, baseline.0, baseline.1
+        "8 trickled refused bodies and 200 refused POSTs: slowest refusal {slowest:?}; {} threads and {} descriptors while held (from {} and {}); {} and {} within {left_after:?} after the 200 left, the trickles going on; back within {settled:?} after the tricklers left",
+        held.0, held.1, baseline.0, baseline.1, during.0, during.1
     );
     assert!(probe.legit_ping(WITHIN).is_some());
 }
