@@ -103,16 +103,6 @@ fn queued(log: &EventLog, tool: &str) -> usize {
     .len()
 }
 
-fn statuses(log: &EventLog, server: &str) -> Vec<ServerStatus> {
-    log.pick(|event| match event {
-        Event::ServerStatus {
-            server: named,
-            status,
-        } if named == server => Some(status.clone()),
-        _ => None,
-    })
-}
-
 #[test]
 fn calls_piled_on_a_hung_http_server_leave_the_apps_tools_and_other_servers_serving_and_drain_when_it_recovers(
 ) {
@@ -331,7 +321,7 @@ fn a_silent_http_server_is_not_waited_for_and_its_tools_join_when_it_answers() {
     wait_for("ready", || ready(&layer));
     assert_eq!(tool_names(&mut client), ["echo", "slow_ping"]);
     assert_eq!(layer.status(), ServerStatus::Ready { tools: 1 });
-    let seen = statuses(&log, "slow");
+    let seen = log.server_statuses("slow");
     assert!(
         matches!(seen.first(), Some(ServerStatus::Connecting)),
         "{seen:?}"
@@ -381,12 +371,25 @@ fn an_http_server_that_goes_away_takes_its_tools_and_brings_them_back_when_it_re
         client.call_tool("slow_ping", json!({})).unwrap().text(),
         "pong"
     );
-    let seen = statuses(&log, "slow");
+    // Found gone, tried at once and failed (its tools left then), tried
+    // again until it was back: each step reported, in order.
+    let seen = log.server_statuses("slow");
+    let gone = seen
+        .iter()
+        .position(|s| matches!(s, ServerStatus::Gone { .. }))
+        .unwrap_or_else(|| panic!("{seen:?}"));
+    assert_eq!(seen[gone - 1], ServerStatus::Ready { tools: 1 }, "{seen:?}");
     assert!(
-        seen.iter()
+        matches!(seen[gone + 1], ServerStatus::Failed { .. }),
+        "{seen:?}"
+    );
+    assert!(
+        seen[gone..]
+            .iter()
             .any(|s| matches!(s, ServerStatus::Reconnecting { .. })),
         "{seen:?}"
     );
+    assert_eq!(seen.last(), Some(&ServerStatus::Ready { tools: 1 }));
     assert!(layer.last_error().is_some());
 }
 
@@ -701,7 +704,79 @@ fn a_slow_stdio_server_is_not_waited_for_and_its_tools_join_when_it_answers() {
         "ping"
     );
     assert_eq!(
-        statuses(&log, "late"),
+        log.server_statuses("late"),
         [ServerStatus::Connecting, ServerStatus::Ready { tools: 1 }]
     );
+}
+
+#[test]
+fn a_server_its_settings_can_never_reach_fails_once_while_one_out_of_reach_is_tried_again() {
+    // Nothing listens on a port just let go: out of reach for now, maybe
+    // not for ever.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let quick = |layer: McpServerBuilder| {
+        layer
+            .reconnect_backoff(Duration::from_millis(10), Duration::from_millis(20))
+            .start()
+            .unwrap()
+    };
+    // A URL the client refuses (not loopback), and a stdio timeout of zero:
+    // no attempt can ever get further.
+    let far = quick(McpServerLayer::builder(
+        "far",
+        Client::builder("http://192.0.2.1:8000/mcp/cap-secret"),
+    ));
+    let timeless = quick(McpServerLayer::stdio(
+        "timeless",
+        StdioServer::new(env!("CARGO_BIN_EXE_stdio_server")).timeout(Duration::ZERO),
+    ));
+    let absent = quick(McpServerLayer::builder(
+        "absent",
+        Client::builder(&format!("http://{closed}/mcp")),
+    ));
+    let log = EventLog::new();
+    let (_host, session) = gateway(
+        &log,
+        vec![
+            ("far", far.clone()),
+            ("timeless", timeless.clone()),
+            ("absent", absent.clone()),
+        ],
+    );
+
+    // The one out of reach is tried again and again meanwhile …
+    wait_for("the closed port tried a third time", || {
+        log.server_statuses("absent")
+            .contains(&ServerStatus::Reconnecting { attempt: 3 })
+    });
+    // … while each misconfigured one failed once, saying what to fix.
+    for (layer, names) in [
+        (&far, "not a loopback address"),
+        (&timeless, "StdioServer::timeout"),
+    ] {
+        let seen = log.server_statuses(layer.name());
+        assert_eq!(seen.len(), 2, "{seen:?}");
+        assert_eq!(seen[0], ServerStatus::Connecting);
+        let ServerStatus::Misconfigured { reason } = &seen[1] else {
+            panic!("{seen:?}");
+        };
+        assert!(reason.contains(names), "{reason}");
+        assert!(!reason.contains("cap-secret"), "the URL is shown: {reason}");
+        assert_eq!(layer.status(), seen[1]);
+        assert_eq!(layer.last_error().as_ref(), Some(reason));
+        assert_eq!(layer.count(), 0);
+    }
+    let misconfigured = log.pick(|event| match event {
+        Event::ServerStatus {
+            status: ServerStatus::Misconfigured { .. },
+            ..
+        } => Some(event.level()),
+        _ => None,
+    });
+    assert_eq!(misconfigured, [log::Level::Error, log::Level::Error]);
+    let mut client = session.client().unwrap();
+    only_the_application_serves(&mut client);
 }
