@@ -149,7 +149,9 @@ impl McpServerBuilder {
     /// of the call (the event stream it came on is given up), while over
     /// stdio such a notification is skipped and the call goes on to its
     /// answer. A `tools/list` past it keeps the tools listed before, and
-    /// says so to the event hook and in [`McpServerLayer::status`].
+    /// says so to the event hook and in [`McpServerLayer::last_error`]
+    /// (at the first connect, when there were none, the layer is
+    /// [`ServerStatus::Failed`] for it).
     #[must_use]
     pub fn max_message_bytes(mut self, bytes: usize) -> McpServerBuilder {
         self.max_message_bytes = bytes;
