@@ -14,9 +14,9 @@ use super::signal::Signal;
 use super::stdio::Respawning;
 use super::supervise::{supervise, Backoff};
 use super::{http::Pool, Inner, McpServerBuilder, McpServerLayer, Remote, Transport};
-use crate::call::line::{self, CallLine};
 use crate::client::ClientError;
 use crate::event::{Event, ServerStatus};
+use crate::model::call_line::{self, CallLine};
 use crate::model::LogLevel;
 
 // The defaults. Each setter's doc states its default and unit (pinned to
@@ -59,7 +59,7 @@ pub(crate) const DEFAULT_RECONNECT_FIRST: Duration = Duration::from_secs(1);
 pub(crate) const DEFAULT_RECONNECT_MAX: Duration = Duration::from_secs(30);
 
 /// How the layer's line names its settings in the errors the agent reads.
-const SETTINGS: line::Settings = line::Settings {
+const SETTINGS: call_line::Settings = call_line::Settings {
     running: "McpServerBuilder::max_concurrent_calls",
     waiting: "McpServerBuilder::max_queued_calls",
     timeout: "McpServerBuilder::call_timeout",

@@ -34,7 +34,7 @@
 //! work stops at its first attempt. Every change is a [`ServerStatus`]
 //! event. Its calls wait and
 //! run in a [`CallLine`] of their own, never in the host's call slots
-//! (`call/line.rs` says why), each with a deadline. What the server sends
+//! (`model/call_line.rs` says why), each with a deadline. What the server sends
 //! is read only up to [`McpServerBuilder::max_message_bytes`] (over HTTP
 //! the client stops reading there).
 //!
@@ -63,7 +63,6 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::call::context::CallContext;
-use crate::call::line::CallLine;
 use crate::call::session_link::{Links, SessionLink};
 use crate::call::surface::sealed::Token;
 use crate::call::surface::ToolSurface;
@@ -71,6 +70,7 @@ use crate::client::{
     CallOptions, CancelHandle, ClientBuilder, ClientError, McpClient, StdioServer, ToolResult,
 };
 use crate::event::{Event, ServerStatus, LOG_TARGET};
+use crate::model::CallLine;
 use crate::model::{Tool, ToolOutcome};
 use crate::sync::lock;
 
@@ -545,8 +545,8 @@ impl Inner {
         if read(&self.snapshot).listed == listed {
             return false;
         }
-        let (snapshot, skipped) =
-            Snapshot::of(listed, self.qualified.then_some(self.name.as_str()));
+        let prefix = self.qualified.then_some(self.name.as_str());
+        let (snapshot, skipped) = Snapshot::of(listed, prefix, &self.line);
         *self
             .snapshot
             .write()
@@ -635,11 +635,6 @@ impl ToolSurface for McpServerLayer {
             ))
             .with_code(json!("unknown_tool")),
         }
-    }
-
-    fn call_line(&self, name: &str) -> Option<CallLine> {
-        let _ = name;
-        Some(self.inner.line.clone())
     }
 
     fn on_open(&self, link: SessionLink) {
