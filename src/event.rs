@@ -158,6 +158,10 @@ pub enum Event {
     /// The application's surface misbehaved: `list_tools` or a tool's lookup
     /// panicked, or listed a tool that breaks the naming rules or repeats a
     /// name (left out of `tools/list`, and refused as unknown when called).
+    /// A bridged server's layer reports here too what is not a change of
+    /// its state ([`Event::ServerStatus`]): tools of the server left out
+    /// for their names, a refresh the server answered wrong, a call that
+    /// failed on the server's side (the agent got a tool error).
     SurfaceFault {
         /// What happened.
         message: String,
@@ -217,8 +221,11 @@ pub enum Event {
     },
     /// A bridged MCP server's layer changed state
     /// ([`McpServerLayer::status`](crate::McpServerLayer::status)): it
-    /// connected and its tools joined, it failed and will try again, or it
-    /// went away and its tools left. Logged at `info` when ready, else at
+    /// connected and its tools joined, was found gone and is being started
+    /// again, failed and will try again, connects again, or cannot work
+    /// as configured. Every change is reported, deaths and restarts
+    /// included, in the order the layer went through them. Logged at
+    /// `info` when connecting or ready, `error` when misconfigured, else
     /// `warn`.
     ServerStatus {
         /// The server's name, as given to the layer.
@@ -230,6 +237,12 @@ pub enum Event {
 
 /// The state of a bridged MCP server's layer
 /// ([`McpServerLayer::status`](crate::McpServerLayer::status)).
+///
+/// Its tools are listed exactly while it is [`Ready`](ServerStatus::Ready)
+/// or [`Gone`](ServerStatus::Gone): a layer found gone is started (or
+/// connected) again at once, and keeps its tools listed for at most 1 s
+/// meanwhile; past that, or when that restart fails, they leave until it
+/// is back.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServerStatus {
@@ -240,8 +253,21 @@ pub enum ServerStatus {
         /// How many of its tools the layer exposes.
         tools: usize,
     },
-    /// The last attempt to connect failed (or the server went away, and
-    /// its tools left the list); the next one comes after `retry_in`.
+    /// The server was found gone (a stdio server's process ended, a call
+    /// or a refresh could not reach it) and is being started, or
+    /// connected, again at once. Its tools stay listed meanwhile, for at
+    /// most 1 s, and a call to one waits for the new process: a server
+    /// that crashed after serving is usually back within that, and the
+    /// agent's tool list (which a model's prompt cache holds) need not
+    /// change twice for it. Past that, its tools leave
+    /// ([`Reconnecting`](ServerStatus::Reconnecting)); if the restart
+    /// fails, they leave at once ([`Failed`](ServerStatus::Failed)).
+    Gone {
+        /// What was seen: the exit status or signal, the error.
+        reason: String,
+    },
+    /// The last attempt to connect failed, and its tools are not listed;
+    /// the next attempt comes after `retry_in`.
     Failed {
         /// What went wrong.
         reason: String,
@@ -249,11 +275,21 @@ pub enum ServerStatus {
         /// failure in a row.
         retry_in: std::time::Duration,
     },
-    /// Connecting again after a failure; `attempt` counts the attempts
-    /// since it was last ready.
+    /// Connecting again, its tools not listed: after a failure, or when
+    /// the restart made at once after it was found gone has not answered
+    /// within the time its tools stay listed for it.
     Reconnecting {
-        /// Which attempt in a row this is, from 1.
+        /// Which attempt since it was last ready this is, from 1 (the
+        /// restart made at once when it was found gone is the first).
         attempt: u32,
+    },
+    /// The layer's own settings can never reach the server — its client
+    /// refuses the URL (not `http://` to a loopback address), or a
+    /// setting cannot work — so it stopped trying: none of its tools will
+    /// be listed. Build the layer again with what `reason` names fixed.
+    Misconfigured {
+        /// What cannot work, and why.
+        reason: String,
     },
 }
 
@@ -265,7 +301,13 @@ impl fmt::Display for ServerStatus {
             ServerStatus::Failed { reason, retry_in } => {
                 write!(f, "failed ({reason}); trying again in {retry_in:.1?}")
             }
+            ServerStatus::Gone { reason } => {
+                write!(f, "gone ({reason}); starting it again now")
+            }
             ServerStatus::Reconnecting { attempt } => write!(f, "reconnecting (attempt {attempt})"),
+            ServerStatus::Misconfigured { reason } => {
+                write!(f, "misconfigured ({reason}); not trying again")
+            }
         }
     }
 }
@@ -285,12 +327,14 @@ pub enum AuthRefusal {
 impl Event {
     /// The `log` level the event is logged at when no hook is installed:
     /// `error` for what the application must fix (a failed call, a
-    /// misbehaving surface), `warn` for what it should look at (a refused
+    /// misbehaving surface, a bridged server misconfigured), `warn` for
+    /// what it should look at (a bridged server gone or failing, a refused
     /// bearer, a call refused for capacity, a deadline passed, a long call,
     /// schema keywords not checked), `info` for a model's mistakes and
     /// refusals (declined calls, invalid arguments, unknown tools, bad
-    /// requests), calls waiting for a slot and what a bridged stdio server
-    /// wrote to stderr, `debug` for calls starting and succeeding.
+    /// requests), calls waiting for a slot, a bridged server connecting or
+    /// ready and what a bridged stdio server wrote to stderr, `debug` for
+    /// calls starting and succeeding.
     ///
     /// ```
     /// use toolhost::Event;
@@ -321,6 +365,10 @@ impl Event {
                 status: ServerStatus::Ready { .. } | ServerStatus::Connecting,
                 ..
             } => log::Level::Info,
+            Event::ServerStatus {
+                status: ServerStatus::Misconfigured { .. },
+                ..
+            } => log::Level::Error,
             Event::ServerStatus { .. } => log::Level::Warn,
             Event::CallRefused { .. }
             | Event::CallTimedOut { .. }

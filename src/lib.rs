@@ -314,7 +314,7 @@ mod sync;
 mod upstream;
 
 pub use call::{
-    surface_fn, AskError, CallContext, CallLine, Elicitation, Filtered, FnSurface, InputRequest,
+    surface_fn, AskError, CallContext, Elicitation, Filtered, FnSurface, InputRequest,
     LayeredBuilder, LayeredSurface, Reply, SessionLink, StaticSurface, SurfaceBuilder, ToolError,
     ToolRegistry, ToolSurface,
 };
@@ -327,8 +327,8 @@ pub use event::{AuthRefusal, Event, ServerStatus};
 pub use host::ToolHost;
 pub use mcp::CacheScope;
 pub use model::{
-    CallResult, ClientInfo, Content, Icon, IconTheme, LogLevel, OutcomeKind, Revision, Role, Tool,
-    ToolAnnotations, ToolOutcome, ToolResult, MAX_TOOL_NAME_LEN,
+    CallLine, CallResult, ClientInfo, Content, Icon, IconTheme, LogLevel, OutcomeKind, Revision,
+    Role, Tool, ToolAnnotations, ToolOutcome, ToolResult, MAX_TOOL_NAME_LEN,
 };
 pub use schema::{Schema, Violation, Violations};
 pub use session::{write_private_file, ToolSession};

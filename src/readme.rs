@@ -185,8 +185,29 @@ fn the_readme_states_the_client_and_relay_timeouts_as_the_code_sets_them() {
         |n| format!("(`reconnect_backoff`, {n} s to"),
     );
     pinned(&readme, secs(crate::upstream::DEFAULT_RECONNECT_MAX), |n| {
-        format!("to {n} s); `status()`")
+        format!("to {n} s); settings")
     });
+    // How long a gone server's tools stay listed: the README and every doc
+    // that tells the layer's story say the same.
+    let grace = secs(crate::upstream::RESTART_GRACE);
+    let listed = |n| format!("listed for at most {n} s meanwhile");
+    pinned(&readme, grace, listed);
+    for (name, source) in [
+        ("src/event.rs", include_str!("event.rs")),
+        ("src/upstream/mod.rs", include_str!("upstream/mod.rs")),
+        (
+            "src/upstream/builder.rs",
+            include_str!("upstream/builder.rs"),
+        ),
+    ] {
+        let words: Vec<&str> = source
+            .split_whitespace()
+            .filter(|word| !matches!(*word, "///" | "//!"))
+            .collect();
+        pinned_in(name, &words.join(" "), grace, |n| {
+            format!("for at most {n} s")
+        });
+    }
 }
 
 #[cfg(all(feature = "acp-driver", feature = "client"))]

@@ -11,7 +11,6 @@ pub(crate) mod ask;
 pub(crate) mod call_link;
 pub(crate) mod context;
 pub(crate) mod fallible;
-pub(crate) mod line;
 pub(crate) mod session_link;
 pub(crate) mod surface;
 pub(crate) mod typed;
@@ -19,7 +18,6 @@ pub(crate) mod typed;
 pub use ask::{AskError, Elicitation, InputRequest};
 pub use context::CallContext;
 pub use fallible::ToolError;
-pub use line::CallLine;
 pub use session_link::SessionLink;
 pub use surface::{
     surface_fn, Filtered, FnSurface, LayeredBuilder, LayeredSurface, StaticSurface, SurfaceBuilder,

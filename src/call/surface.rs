@@ -14,7 +14,6 @@ use serde_json::Value;
 
 use super::context::CallContext;
 use super::fallible::ToolError;
-use super::line::CallLine;
 use super::session_link::{Links, SessionLink};
 use super::typed::{typed_tool, Reply};
 use crate::error::Error;
@@ -38,11 +37,12 @@ pub use registry::ToolRegistry;
 /// Most applications use [`StaticSurface`] (a fixed list, built once) or
 /// [`ToolRegistry`] (tools added and removed while sessions run), gate a
 /// tool with [`Tool::visible_when`] and a whole surface with
-/// [`ToolSurface::visible_when`]. Implement the trait directly when the
+/// [`ToolSurface::visible_when`], and keep a slow tool's calls apart from
+/// the host's call slots with [`Tool::runs_in`]. Implement the trait directly when the
 /// tool list lives in the application's own state, or [`surface_fn`]
 /// with two closures.
 ///
-/// The host keeps two promises whatever the surface does:
+/// The host keeps three promises whatever the surface does:
 ///
 /// - **Listed right now ⇔ callable.** A call is run only for a tool that
 ///   [`ToolSurface::list_tools`] lists at that moment and whose
@@ -54,15 +54,24 @@ pub use registry::ToolRegistry;
 ///   `tools/list` that passes through them, so one wrapped in a surface
 ///   of the application's own announces its changes even when the
 ///   wrapper does not forward `on_open`.
+/// - **A tool's line goes with the tool.** The calls of a tool given a
+///   [`CallLine`](crate::CallLine) ([`Tool::runs_in`], as every tool of an
+///   [`McpServerLayer`](crate::McpServerLayer) is) run in that line and
+///   never in the host's call slots: the host reads the line from the
+///   tool it is about to call, as it reads its visibility, so no surface
+///   method carries it and none can be forgotten.
 ///
 /// # Wrapping a surface
 ///
 /// A wrapper lists what it wants listed and forwards calls; nothing else
-/// is needed, and nothing it leaves out breaks either promise above. A
+/// is needed, and nothing it leaves out breaks any promise above. A
 /// tool the wrapper does not list is not callable, even though the inner
 /// surface would run it; there is no lookup method to forward or forget
 /// (the host finds a called tool in `list_tools`, or through a faster
-/// lookup only the crate's own surfaces can provide).
+/// lookup only the crate's own surfaces can provide). The tools it lists
+/// carry their visibility and their line with them; a wrapper that lists
+/// a [`Tool`] of its own making in place of the inner one lists what it
+/// made, with neither.
 ///
 /// ```
 /// use std::sync::{Arc, atomic::{AtomicBool, Ordering}};
@@ -114,15 +123,6 @@ pub trait ToolSurface: Send + Sync {
     /// against the tool's input schema). Only called for a tool the surface
     /// listed, visible, just before.
     fn call(&self, name: &str, args: &Value, ctx: &CallContext) -> ToolOutcome;
-
-    /// The line the calls of tool `name` wait in and are bounded by, when
-    /// they have one of their own ([`CallLine`]): then they never take one
-    /// of the host's call slots, nor wait in its queue. The default is
-    /// `None`: the host's slots. Asked once per call, before it runs.
-    fn call_line(&self, name: &str) -> Option<CallLine> {
-        let _ = name;
-        None
-    }
 
     /// Called once for each session the host opens on this surface, with
     /// that session's [`SessionLink`]. A surface whose tools change on
@@ -218,9 +218,6 @@ impl<S: ToolSurface + ?Sized> ToolSurface for Arc<S> {
     fn call(&self, name: &str, args: &Value, ctx: &CallContext) -> ToolOutcome {
         (**self).call(name, args, ctx)
     }
-    fn call_line(&self, name: &str) -> Option<CallLine> {
-        (**self).call_line(name)
-    }
     fn on_open(&self, link: SessionLink) {
         (**self).on_open(link);
     }
@@ -235,9 +232,6 @@ impl<S: ToolSurface + ?Sized> ToolSurface for Box<S> {
     }
     fn call(&self, name: &str, args: &Value, ctx: &CallContext) -> ToolOutcome {
         (**self).call(name, args, ctx)
-    }
-    fn call_line(&self, name: &str) -> Option<CallLine> {
-        (**self).call_line(name)
     }
     fn on_open(&self, link: SessionLink) {
         (**self).on_open(link);
@@ -274,9 +268,6 @@ where
     }
     fn call(&self, name: &str, args: &Value, ctx: &CallContext) -> ToolOutcome {
         self.inner.call(name, args, ctx)
-    }
-    fn call_line(&self, name: &str) -> Option<CallLine> {
-        self.inner.call_line(name)
     }
     fn on_open(&self, link: SessionLink) {
         self.inner.on_open(link);

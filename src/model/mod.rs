@@ -1,13 +1,15 @@
 //! The vocabulary: plain data every layer speaks — revisions, JSON-RPC
 //! messages and codes, request headers and responses, header parameters,
-//! log levels and client identity, content blocks, tools, outcomes and
-//! the results read back from other servers.
+//! log levels and client identity, content blocks, tools and the lines
+//! their calls wait in, outcomes and the results read back from other
+//! servers.
 //!
 //! Nothing here runs a handler, holds a lock or touches a socket; like
 //! rmcp's `model/`, these are the nouns the protocol core, the runtime, the
 //! shell and the client share.
 
 pub(crate) mod arguments;
+pub(crate) mod call_line;
 pub(crate) mod content;
 #[cfg(feature = "schemars")]
 mod derived;
@@ -22,6 +24,7 @@ pub(crate) mod revision;
 pub(crate) mod tool;
 pub(crate) mod tool_result;
 
+pub use call_line::CallLine;
 pub use content::{Content, Role};
 pub use outcome::{CallResult, OutcomeKind, ToolOutcome};
 pub use peer::{ClientInfo, LogLevel};

@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use super::arguments::{refusal_text, ArgumentType};
+use super::call_line::CallLine;
 use super::params::{header_params, HeaderParam};
 use super::revision::Revision;
 use crate::error::Error;
@@ -87,6 +88,8 @@ struct ToolSpec {
     /// Asked on every request: while it says no, the tool is neither
     /// listed nor callable.
     visible: Option<Visibility>,
+    /// The line its calls run in instead of the host's call slots.
+    line: Option<CallLine>,
     /// The tool as `tools/list` sends it, per view, made on first use.
     rendered: Renderings,
     /// For a tool read from another server's list: the fields of its
@@ -200,6 +203,7 @@ impl Tool {
                 meta: None,
                 required_capabilities: None,
                 visible: None,
+                line: None,
                 rendered: Renderings::default(),
                 unmodelled: None,
             }),
@@ -321,6 +325,37 @@ impl Tool {
             .visible
             .as_ref()
             .is_none_or(|visible| (visible.0)())
+    }
+
+    /// Runs the tool's calls in `line` instead of the host's call slots:
+    /// they wait in its queue and are bounded by its limits and deadline
+    /// (see [`CallLine`]), and never take one of the host's slots. For a
+    /// tool whose calls wait on something outside the application (a
+    /// slow backend; every tool of an
+    /// [`McpServerLayer`](crate::McpServerLayer) runs in its server's
+    /// line). Like [`Tool::visible_when`], it travels with the tool: the
+    /// host reads it from the tool it is about to call, whichever surface
+    /// lists the tool and whatever wraps that surface. Tools may share a
+    /// line (clone it).
+    ///
+    /// ```
+    /// use toolhost::{CallLine, Tool};
+    ///
+    /// let line = CallLine::new("the search backend", 2, 16);
+    /// let tool = Tool::new("search", "Searches.").runs_in(line.clone());
+    /// assert_eq!(tool.call_line(), Some(&line));
+    /// assert_eq!(Tool::new("local", "Runs here.").call_line(), None);
+    /// ```
+    #[must_use]
+    pub fn runs_in(mut self, line: CallLine) -> Tool {
+        self.edit().line = Some(line);
+        self
+    }
+
+    /// The line the tool's calls run in ([`Tool::runs_in`]), or `None`
+    /// for the host's call slots.
+    pub fn call_line(&self) -> Option<&CallLine> {
+        self.spec.line.as_ref()
     }
 
     /// Refuses calls whose arguments do not decode into `arguments`, as
@@ -623,8 +658,9 @@ impl Tool {
 /// The tool as a client of the newest revision (2026-07-28) reads it in
 /// `tools/list`, every field it has; for snapshot tests of a definition
 /// (a derived schema above all). The predicate of
-/// [`Tool::visible_when`] and the required client capabilities are the
-/// host's, not the listing's, and are left out.
+/// [`Tool::visible_when`], the line of [`Tool::runs_in`] and the required
+/// client capabilities are the host's, not the listing's, and are left
+/// out.
 ///
 /// ```
 /// use serde_json::json;
@@ -751,7 +787,8 @@ mod tests {
     fn a_tool_serializes_as_the_newest_revision_lists_it_and_every_field_has_a_getter() {
         let tool = full_tool()
             .requires_client_capabilities(Map::from_iter([("sampling".to_owned(), json!({}))]))
-            .visible_when(|| true);
+            .visible_when(|| true)
+            .runs_in(CallLine::new("the backend", 1, 0));
         let expected = json!({
             "name": "full",
             "title": "T",
@@ -779,6 +816,7 @@ mod tests {
         assert!(tool.required_client_capabilities().is_some());
         assert!(tool.is_visible());
         assert!(!Tool::new("t", "d").visible_when(|| false).is_visible());
+        assert_eq!(tool.call_line().map(CallLine::name), Some("the backend"));
     }
 
     #[test]

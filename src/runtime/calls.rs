@@ -24,11 +24,11 @@ use super::{Job, Outlet, Runtime};
 use crate::call::ask::{self, Asking};
 use crate::call::call_link::{Answer, CallLink, Cancellation, Gone};
 use crate::call::context::{CallContext, Talk};
-use crate::call::line::CallLine;
 use crate::call::panic_message;
 use crate::event::{emit, heard, Event};
 use crate::mcp::{self, CallPlan, StepResult};
 use crate::model::jsonrpc::RpcError;
+use crate::model::CallLine;
 use crate::model::{OutcomeKind, Tool, ToolOutcome};
 use crate::sync::lock;
 
@@ -284,7 +284,9 @@ impl Runtime {
         if ticket.schedule {
             self.keep_alive_round(Arc::downgrade(entry), beat_at);
         }
-        let line = entry.surface.call_line(tool.name());
+        // The tool's own: whatever wraps the surface passes it on with the
+        // tool, as it does the tool's visibility.
+        let line = tool.call_line().cloned();
         let deadline = Deadline::of(self.config.call_timeout, line.as_ref());
         let caller = &job.work.caller;
         let questions = Questions::default();

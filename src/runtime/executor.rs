@@ -18,7 +18,7 @@
 //! tools) takes a slot of that line instead, and waits in that line's
 //! queue: it never holds one of the host's slots, so calls piled on a
 //! server that stopped answering cannot keep the application's own tools,
-//! or another server's, from running (see `call/line.rs` for why). A line
+//! or another server's, from running (see `model/call_line.rs` for why). A line
 //! no call uses is forgotten, so a host keeps no state for a layer gone.
 
 use std::collections::{HashMap, VecDeque};
@@ -27,9 +27,9 @@ use std::sync::{Arc, Mutex, Weak};
 use super::calls::Admitted;
 use super::{Job, Lane, Runtime};
 use crate::call::call_link::Cancellation;
-use crate::call::line::CallLine;
 use crate::event::Event;
 use crate::mcp::{self, Step, StepResult};
+use crate::model::CallLine;
 use crate::sync::lock;
 
 /// Slots and the waiting line.

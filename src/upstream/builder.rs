@@ -15,9 +15,9 @@ use super::signal::Signal;
 use super::stdio::Respawning;
 use super::supervise::{supervise, Backoff};
 use super::{http::Pool, Inner, McpServerBuilder, McpServerLayer, Remote, Transport};
-use crate::call::line::{self, CallLine};
 use crate::client::ClientError;
 use crate::event::{Event, ServerStatus};
+use crate::model::call_line::{self, CallLine};
 use crate::model::LogLevel;
 
 // The defaults. Each setter's doc states its default and unit (pinned to
@@ -60,7 +60,7 @@ pub(crate) const DEFAULT_RECONNECT_FIRST: Duration = Duration::from_secs(1);
 pub(crate) const DEFAULT_RECONNECT_MAX: Duration = Duration::from_secs(30);
 
 /// How the layer's line names its settings in the errors the agent reads.
-const SETTINGS: line::Settings = line::Settings {
+const SETTINGS: call_line::Settings = call_line::Settings {
     running: "McpServerBuilder::max_concurrent_calls",
     waiting: "McpServerBuilder::max_queued_calls",
     timeout: "McpServerBuilder::call_timeout",
@@ -150,9 +150,11 @@ impl McpServerBuilder {
     /// of the call (the event stream it came on is given up), while over
     /// stdio such a notification is skipped and the call goes on to its
     /// answer. A `tools/list` past it keeps the tools listed before, and
-    /// says so to the event hook and in [`McpServerLayer::status`]. So
-    /// does a listing past the client's bound on all its pages together,
-    /// which the layer leaves as the client it is given sets it
+    /// says so to the event hook and in [`McpServerLayer::last_error`]
+    /// (at the first connect, when there were none, the layer is
+    /// [`ServerStatus::Failed`] for it). So does a listing past the
+    /// client's bound on all its pages together, which the layer leaves as
+    /// the client it is given sets it
     /// ([`ClientBuilder::max_listed_tools`](crate::client::ClientBuilder::max_listed_tools)
     /// and [`max_listing_bytes`](crate::client::ClientBuilder::max_listing_bytes),
     /// the same on [`StdioServer`](crate::client::StdioServer): 4,096
@@ -166,7 +168,9 @@ impl McpServerBuilder {
     /// The pause before connecting again after a failure — `first`, then
     /// doubling with each failure in a row up to `max` (1 s and 30 s by
     /// default; `first` at least a millisecond, `max` at least `first`).
-    /// A server that dies at once is never restarted in a loop.
+    /// A server found gone after it was ready is started again at once;
+    /// only when that fails does the pause begin, so a server that dies at
+    /// start is never restarted in a loop.
     #[must_use]
     pub fn reconnect_backoff(mut self, first: Duration, max: Duration) -> McpServerBuilder {
         self.reconnect_backoff = Backoff {
@@ -183,13 +187,17 @@ impl McpServerBuilder {
     /// session serving the layer is told
     /// (`notifications/tools/list_changed`). A server that cannot be
     /// reached is tried again with a growing pause
-    /// ([`McpServerBuilder::reconnect_backoff`]); one that goes away later
-    /// takes its tools with it, and they come back when it does.
-    /// [`McpServerLayer::status`] says where it stands, and every change
-    /// is an [`Event::ServerStatus`].
+    /// ([`McpServerBuilder::reconnect_backoff`]). One found gone later is
+    /// started (connected) again at once, its tools listed for at most 1 s
+    /// meanwhile; if it is not back by then, its tools leave until
+    /// it is. Settings that can never reach the server — a URL its client
+    /// refuses (not `http://` to a loopback address), a setting that
+    /// cannot work — fail once, as [`ServerStatus::Misconfigured`], and
+    /// no attempt follows. [`McpServerLayer::status`] says where it
+    /// stands, and every change is an [`Event::ServerStatus`].
     ///
     /// ```
-    /// use toolhost::client::StdioServer;
+    /// use toolhost::client::{Client, StdioServer};
     /// use toolhost::{McpServerLayer, ServerStatus};
     ///
     /// // Returns at once, whether or not the program exists.
@@ -199,6 +207,11 @@ impl McpServerBuilder {
     ///     layer.status(),
     ///     ServerStatus::Connecting | ServerStatus::Failed { .. } | ServerStatus::Reconnecting { .. }
     /// ));
+    ///
+    /// // A URL its client refuses is never reached: one attempt, then no more.
+    /// let remote = McpServerLayer::builder("remote", Client::builder("http://192.0.2.1/mcp")).start()?;
+    /// # while remote.status() == ServerStatus::Connecting { std::thread::sleep(std::time::Duration::from_millis(5)); }
+    /// assert!(matches!(remote.status(), ServerStatus::Misconfigured { .. }));
     /// # Ok::<(), toolhost::client::ClientError>(())
     /// ```
     ///
@@ -206,7 +219,8 @@ impl McpServerBuilder {
     /// [`ClientError::InvalidConfig`] for a server name that breaks the
     /// rule [`McpServerBuilder::connect`] gives, or a zero
     /// [`call_timeout`](McpServerBuilder::call_timeout); nothing else is
-    /// checked before the background connects.
+    /// checked before the background connects (see
+    /// [`ServerStatus::Misconfigured`] for what it may find).
     pub fn start(self) -> Result<McpServerLayer, ClientError> {
         let interval = self.refresh_every;
         let inner = self.build()?;
@@ -312,7 +326,7 @@ impl McpServerBuilder {
                         }
                     })
                     .on_tools_changed(move || changes.want_refresh());
-                let transport = Transport::Stdio(Respawning::new(server, self.reconnect_backoff));
+                let transport = Transport::Stdio(Respawning::new(server, Arc::clone(&signal)));
                 Inner::new(settings, transport, signal)
             }),
         })

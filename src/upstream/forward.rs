@@ -89,8 +89,9 @@ impl Inner {
             }
             Err(err) => {
                 self.report(format!(
-                    "MCP server {:?}: tools/call of {remote:?} failed: {err}",
-                    self.name
+                    "MCP server {:?}: tools/call of {remote:?} failed: {}",
+                    self.name,
+                    super::supervise::describe(&err)
                 ));
                 ToolOutcome::declined(format!(
                     "The MCP server {:?} that provides this tool is unavailable or failed, so the call did not complete. The other tools still work; try this one again later.",

@@ -15,7 +15,7 @@
 //! stream, which a thread of the layer keeps open with
 //! [`Client::watch_tools_changed`](crate::client::Client::watch_tools_changed) when an HTTP server issued an MCP
 //! session; on its stdout for a stdio server, which wakes the refresh
-//! thread), after a stdio server was started again, and on an interval by
+//! thread), after the server was started again, and on an interval by
 //! the refresh thread, for HTTP servers of 2026-07-28 (whose list changes
 //! come on `subscriptions/listen`, which the client does not speak) and for
 //! changes made while the stream was being reopened. A refresh that finds
@@ -24,12 +24,17 @@
 //! [`ToolRegistry`](crate::ToolRegistry) does.
 //!
 //! A gateway fronts servers its author did not write, so no server is on
-//! the host's critical path (`supervise.rs`): a layer connects in the
-//! background ([`McpServerBuilder::start`]), its tools join when the server
-//! answers, leave when it is gone, and come back after a reconnect with a
-//! doubling pause; every change is a [`ServerStatus`]. Its calls wait and
+//! the host's critical path (`supervise.rs`, which tells the whole story
+//! of a layer's life and alone changes its state): a layer connects in the
+//! background ([`McpServerBuilder::start`]) and its tools join when the
+//! server answers. A server found gone is started (connected) again at
+//! once, its tools listed for at most 1 s meanwhile; when it is not
+//! back by then they leave, and come back when it is, after pauses that
+//! double with each failure in a row. A layer whose settings can never
+//! work stops at its first attempt. Every change is a [`ServerStatus`]
+//! event. Its calls wait and
 //! run in a [`CallLine`] of their own, never in the host's call slots
-//! (`call/line.rs` says why), each with a deadline. What the server sends
+//! (`model/call_line.rs` says why), each with a deadline. What the server sends
 //! is read only up to [`McpServerBuilder::max_message_bytes`] (over HTTP
 //! the client stops reading there).
 //!
@@ -59,7 +64,6 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::call::context::CallContext;
-use crate::call::line::CallLine;
 use crate::call::session_link::{Links, SessionLink};
 use crate::call::surface::sealed::Token;
 use crate::call::surface::ToolSurface;
@@ -67,6 +71,7 @@ use crate::client::{
     CallOptions, CancelHandle, ClientBuilder, ClientError, McpClient, StdioServer, ToolResult,
 };
 use crate::event::{Event, ServerStatus, LOG_TARGET};
+use crate::model::CallLine;
 use crate::model::{Tool, ToolOutcome};
 use crate::sync::lock;
 
@@ -82,6 +87,8 @@ use signal::Signal;
 use snapshot::{read, Snapshot, MAX_NAME};
 use stdio::Respawning;
 use supervise::Backoff;
+#[cfg(test)]
+pub(crate) use supervise::RESTART_GRACE;
 
 /// The default of [`McpServerBuilder::refresh_every`].
 pub(crate) const DEFAULT_SERVER_REFRESH: Duration = Duration::from_secs(30);
@@ -121,8 +128,10 @@ const RETRY: Duration = Duration::from_secs(1);
 /// Start a layer with [`McpServerBuilder::start`]: it connects in the
 /// background, and its tools join the list once the server answers (see
 /// [`McpServerLayer::status`]); the application's own tools are served
-/// meanwhile. A server found gone is connected again, and its tools leave
-/// the list until it is back. Calls to the server are bounded apart from
+/// meanwhile. A server found gone is started (or connected) again at
+/// once, and its tools stay listed for at most 1 s meanwhile; if it
+/// is not back by then, they leave the list until it is
+/// ([`ServerStatus`] tells each step). Calls to the server are bounded apart from
 /// the host's call slots ([`McpServerBuilder::max_concurrent_calls`],
 /// [`McpServerBuilder::call_timeout`]), so a hung server costs only its
 /// own calls their deadline.
@@ -256,10 +265,14 @@ impl McpServerLayer {
     /// to the hook, rather than to another agent's call; progress always reaches
     /// its own call). A
     /// server that dies fails the calls in flight with a tool error (the
-    /// hook gets the detail, with the last line of its stderr), and the
-    /// layer starts it again within a quarter of a second — at once if it
-    /// had served (its tools stay listed), else after a pause that doubles
-    /// with each failure in a row (1 s, 2 s, … 30 s by default: see
+    /// hook gets the detail, with the last line of its stderr); the layer
+    /// sees it at once when a call did, else within a quarter of a second,
+    /// and starts it again at once ([`ServerStatus::Gone`]): its tools stay
+    /// listed for at most 1 s meanwhile, and a call that comes
+    /// meanwhile waits for the new process. When it is not back by then,
+    /// its tools leave until it is; when it cannot start, it
+    /// is tried again after a pause that doubles with each failure in a
+    /// row (1 s, 2 s, … 30 s by default: see
     /// [`McpServerBuilder::reconnect_backoff`]), so a server that cannot
     /// start is never restarted in a tight loop. Dropping the last handle of the layer ends the server
     /// as [`StdioClient`](crate::client::StdioClient) does: stdin closed, a
@@ -303,16 +316,19 @@ impl McpServerLayer {
         self.inner.refresh()
     }
 
-    /// Where the layer stands: connecting, ready with its tool count,
-    /// failed (with the reason and the pause before the next attempt), or
-    /// reconnecting. Each change is also an [`Event::ServerStatus`].
+    /// Where the layer stands: connecting, ready with its tool count, gone
+    /// and being started again (its tools still listed), failed (with the
+    /// reason and the pause before the next attempt), reconnecting, or
+    /// misconfigured (no attempt will follow). Each change is also an
+    /// [`Event::ServerStatus`], in the same order.
     pub fn status(&self) -> ServerStatus {
         lock(&self.inner.status).0.clone()
     }
 
-    /// The last error that kept the layer from its server (a failed
-    /// connect or refresh, the server gone), also once it is ready again;
-    /// `None` when it never failed.
+    /// The last error that kept the layer from its server or its tools —
+    /// the reason of the last [`ServerStatus::Gone`], `Failed` or
+    /// `Misconfigured`, or of a refresh the server answered wrong — kept
+    /// also once it is ready again; `None` when it never failed.
     pub fn last_error(&self) -> Option<String> {
         lock(&self.inner.status).1.clone()
     }
@@ -373,14 +389,27 @@ impl Inner {
         }
     }
 
-    /// Connects (an HTTP server: a first client in the pool, and the watch
-    /// of its standalone stream; a stdio server: its child, through the
-    /// first `tools/list`) and lists the tools, which then join.
+    /// Connects and lists the tools, which then join.
     fn establish(&self, me: &Weak<Inner>) -> Result<(), ClientError> {
-        if let Transport::Http(pool) = &self.transport {
-            pool.fill()?;
+        let listed = self.reach()?;
+        self.join(listed, me)
+    }
+
+    /// Reaches the server — an HTTP server: a first client in the pool; a
+    /// stdio server: its child, started unless it runs — and lists its
+    /// tools, leaving the snapshot as it is.
+    fn reach(&self) -> Result<Vec<Tool>, ClientError> {
+        match &self.transport {
+            Transport::Http(pool) => pool.fill()?,
+            Transport::Stdio(child) => child.start()?,
         }
-        self.refresh()?;
+        self.list()
+    }
+
+    /// The server answered with `listed`: its tools join, the watch of an
+    /// HTTP server's standalone stream starts, and the layer is ready.
+    fn join(&self, listed: Vec<Tool>, me: &Weak<Inner>) -> Result<(), ClientError> {
+        self.apply(listed);
         if let Transport::Http(pool) = &self.transport {
             let first = !self
                 .watch_started
@@ -400,9 +429,9 @@ impl Inner {
         Ok(())
     }
 
-    /// The server is gone (`reason`): its tools leave the list, and every
-    /// session serving the layer is told.
-    fn leave(&self, reason: String) {
+    /// The server's tools leave the list, and every session serving the
+    /// layer is told.
+    fn withdraw(&self) {
         let had = {
             let mut snapshot = self
                 .snapshot
@@ -410,15 +439,17 @@ impl Inner {
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             std::mem::take(&mut *snapshot).tools.len()
         };
-        if let Transport::Http(pool) = &self.transport {
-            pool.clear();
-        }
-        self.set_status(ServerStatus::Failed {
-            reason,
-            retry_in: Duration::ZERO,
-        });
         if had > 0 {
             self.links.tools_changed();
+        }
+    }
+
+    /// Lets go of the connections to a server found gone: an HTTP pool's
+    /// idle clients belong to the sessions of the server that went away.
+    /// (A stdio child gone is replaced by the next start.)
+    fn forget_connections(&self) {
+        if let Transport::Http(pool) = &self.transport {
+            pool.clear();
         }
     }
 
@@ -430,14 +461,18 @@ impl Inner {
         }
     }
 
-    /// Records and reports a new state (a repeated one is not reported).
+    /// Records and reports a new state (a repeated one is not reported),
+    /// and its reason as the last error.
     fn set_status(&self, status: ServerStatus) {
         {
             let mut current = lock(&self.status);
             if current.0 == status {
                 return;
             }
-            if let ServerStatus::Failed { reason, .. } = &status {
+            if let ServerStatus::Gone { reason }
+            | ServerStatus::Failed { reason, .. }
+            | ServerStatus::Misconfigured { reason } = &status
+            {
                 current.1 = Some(reason.clone());
             }
             current.0 = status.clone();
@@ -448,38 +483,43 @@ impl Inner {
         });
     }
 
-    /// Refreshes, reporting a failure to the hook (`when` says on what
-    /// occasion, e.g. "after a list change").
+    /// Records a fault that is no change of state (a refresh the server
+    /// answered wrong) as the last error, and reports it to the hook.
+    fn note(&self, message: String) {
+        lock(&self.status).1 = Some(message.clone());
+        self.report(message);
+    }
+
+    /// Refreshes, noting a failure (`when` says on what occasion, e.g.
+    /// "after a list change").
     fn refresh_reporting(&self, when: &str) {
         if let Err(err) = self.refresh() {
-            let when = if when.is_empty() {
-                String::new()
-            } else {
-                format!(" {when}")
-            };
-            self.report(format!(
-                "MCP server {:?}: could not refresh its tools{when}: {err}",
-                self.name
+            self.note(format!(
+                "MCP server {:?}: could not refresh its tools {when}: {}",
+                self.name,
+                supervise::describe(&err)
             ));
         }
     }
 
-    /// Runs `work` with a client of the server — one of the HTTP pool, or
-    /// the stdio child's — and says whether a stdio child was started
-    /// again for it, other than the first.
+    /// Runs `work` with a client of the server: one of the HTTP pool, or
+    /// the stdio child's (waiting for a restart under way, as long as the
+    /// tools stay listed for one).
     fn with_client<T>(
         &self,
         work: impl FnOnce(&mut dyn McpClient) -> Result<T, ClientError>,
-    ) -> (Result<T, ClientError>, bool) {
+    ) -> Result<T, ClientError> {
         match &self.transport {
-            Transport::Http(pool) => (pool.with_client(|client| work(client)), false),
-            Transport::Stdio(child) => child.run(|client| work(&mut &*client)),
+            Transport::Http(pool) => pool.with_client(|client| work(client)),
+            Transport::Stdio(child) => {
+                child.run(supervise::RESTART_GRACE, |client| work(&mut &*client))
+            }
         }
     }
 
     /// Lists the server's tools.
     fn list(&self) -> Result<Vec<Tool>, ClientError> {
-        self.with_client(|client| client.list_tools()).0
+        self.with_client(|client| client.list_tools())
     }
 
     /// Calls the server's tool `remote`.
@@ -489,10 +529,13 @@ impl Inner {
         args: &Value,
         options: CallOptions<'_>,
     ) -> Result<ToolResult, ClientError> {
-        let (outcome, restarted) =
+        let outcome =
             self.with_client(|client| client.call_tool_with(remote, args.clone(), options));
-        if restarted {
-            // A new process may list other tools.
+        if let Err(ClientError::Closed { .. } | ClientError::Connect { .. } | ClientError::Io(_)) =
+            &outcome
+        {
+            // The server may be gone: the supervisor looks now rather than
+            // at its next check.
             self.signal.want_refresh();
         }
         outcome
@@ -500,11 +543,17 @@ impl Inner {
 
     fn refresh(&self) -> Result<bool, ClientError> {
         let listed = self.list()?;
+        Ok(self.apply(listed))
+    }
+
+    /// Makes `listed` the snapshot, telling every session serving the
+    /// layer when it differs; `true` when it did.
+    fn apply(&self, listed: Vec<Tool>) -> bool {
         if read(&self.snapshot).listed == listed {
-            return Ok(false);
+            return false;
         }
-        let (snapshot, skipped) =
-            Snapshot::of(listed, self.qualified.then_some(self.name.as_str()));
+        let prefix = self.qualified.then_some(self.name.as_str());
+        let (snapshot, skipped) = Snapshot::of(listed, prefix, &self.line);
         *self
             .snapshot
             .write()
@@ -518,7 +567,7 @@ impl Inner {
                 tools: read(&self.snapshot).tools.len(),
             });
         }
-        Ok(true)
+        true
     }
 
     /// Tells a session's hook which of the server's tools were left out,
@@ -593,11 +642,6 @@ impl ToolSurface for McpServerLayer {
             ))
             .with_code(json!("unknown_tool")),
         }
-    }
-
-    fn call_line(&self, name: &str) -> Option<CallLine> {
-        let _ = name;
-        Some(self.inner.line.clone())
     }
 
     fn on_open(&self, link: SessionLink) {

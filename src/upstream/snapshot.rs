@@ -5,7 +5,7 @@ use std::sync::{RwLock, RwLockReadGuard};
 
 use serde_json::{Map, Value};
 
-use crate::model::Tool;
+use crate::model::{CallLine, Tool};
 
 /// The longest name every major model API accepts for a function.
 pub(super) const MAX_NAME: usize = 64;
@@ -22,9 +22,14 @@ pub(super) struct Snapshot {
 
 impl Snapshot {
     /// The snapshot of `listed`, each tool exposed under `<prefix>_<name>`,
-    /// or its own name without a prefix, and the names of the tools left
-    /// out: a name that cannot be exposed, or that repeats one.
-    pub(super) fn of(listed: Vec<Tool>, prefix: Option<&str>) -> (Snapshot, Vec<String>) {
+    /// or its own name without a prefix, and running in `line`; and the
+    /// names of the tools left out: a name that cannot be exposed, or that
+    /// repeats one.
+    pub(super) fn of(
+        listed: Vec<Tool>,
+        prefix: Option<&str>,
+        line: &CallLine,
+    ) -> (Snapshot, Vec<String>) {
         let mut snapshot = Snapshot::default();
         let mut skipped = Vec::new();
         for tool in &listed {
@@ -44,7 +49,9 @@ impl Snapshot {
                 continue;
             }
             let remote = name.to_owned();
-            let tool = exposed_tool(tool.clone(), exposed.clone());
+            // The line travels with the tool, so that no wrapper of the
+            // layer can put its calls back in the host's slots.
+            let tool = exposed_tool(tool.clone(), exposed.clone()).runs_in(line.clone());
             // A listed tool's schemas are compiled on its first check:
             // here, on the refresh, rather than in the agent's next
             // tools/list. (A tool that fails is left out there, as any

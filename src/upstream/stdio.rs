@@ -1,178 +1,115 @@
-//! A layer's stdio server: one child process, started when the layer
-//! connects and started again, on demand, after it dies.
+//! A layer's stdio server: one child process, started by the layer's
+//! supervisor (`supervise.rs`) when it connects and again after it dies.
 //!
 //! All calls share the one child ([`StdioClient`] routes answers by id).
-//! When it is found gone — its output ended, so every call waiting on it
-//! has failed with [`ClientError::Closed`] — the next call or refresh
-//! starts a new one, at once if the dead child had served anything. A
-//! child that dies (or fails to start) before serving a single request is
-//! a failure in a row, and each one doubles the pause before the next
-//! start: 1 s, 2 s, 4 s, … up to 30 s by default (the layer's
-//! [`reconnect_backoff`](super::McpServerBuilder::reconnect_backoff)). Calls in between get the tool error
-//! at once, naming the pause. So a server that crashes at startup costs
-//! one spawn per pause, never a tight loop, and one that crashed after
-//! working is back at the next call.
+//! Only the supervisor starts a child, so that every start and every
+//! death passes through the one place that reports them
+//! ([`ServerStatus`](crate::ServerStatus)) and paces them (the layer's
+//! [`reconnect_backoff`](super::McpServerBuilder::reconnect_backoff)). A
+//! call that finds the child gone wakes the supervisor and waits for the
+//! new one, as long as the layer keeps the server's tools listed for a
+//! restart (`RESTART_GRACE`); a call that comes while the child is being
+//! started waits for it under the lock the start holds.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
-use super::supervise::Backoff;
+use super::signal::Signal;
 use crate::client::{ClientError, StdioClient, StdioServer};
 use crate::sync::lock;
 
 /// The child of a stdio layer, started again after it dies.
 pub(super) struct Respawning {
     server: StdioServer,
-    backoff: Backoff,
-    state: Mutex<State>,
-}
-
-#[derive(Default)]
-struct State {
-    child: Option<Child>,
-    /// Children in a row that died or failed to start before serving.
-    failures: u32,
-    /// No start before this, after a failure.
-    not_before: Option<Instant>,
-    /// How many children were started.
-    started: u64,
-}
-
-struct Child {
-    client: Arc<StdioClient>,
-    /// Whether it answered a request since it started.
-    served: Arc<AtomicBool>,
+    child: Mutex<Option<Arc<StdioClient>>>,
+    /// Told each time a child is started, for the calls that wait for one.
+    started: Condvar,
+    /// Wakes the supervisor, which starts the next child.
+    supervisor: Arc<Signal>,
 }
 
 impl Respawning {
-    pub(super) fn new(server: StdioServer, backoff: Backoff) -> Respawning {
+    pub(super) fn new(server: StdioServer, supervisor: Arc<Signal>) -> Respawning {
         Respawning {
             server,
-            backoff,
-            state: Mutex::new(State::default()),
+            child: Mutex::new(None),
+            started: Condvar::new(),
+            supervisor,
         }
     }
 
-    /// Runs `work` with the running child, starting one when there is
-    /// none (or it is gone); `true` beside the outcome when a child was
-    /// started for it, other than the first.
-    pub(super) fn run<T>(
-        &self,
-        work: impl FnOnce(&StdioClient) -> Result<T, ClientError>,
-    ) -> (Result<T, ClientError>, bool) {
-        let (client, served, restarted) = match self.child() {
-            Ok(child) => child,
-            Err(err) => return (Err(err), false),
-        };
-        let outcome = work(&client);
-        if outcome.is_ok() {
-            served.store(true, Ordering::SeqCst);
-        }
-        (outcome, restarted)
-    }
-
-    /// The child's process id, while one runs.
-    pub(super) fn id(&self) -> Option<u32> {
-        lock(&self.state)
-            .child
+    /// Starts a child unless one runs; the supervisor's alone to call.
+    pub(super) fn start(&self) -> Result<(), ClientError> {
+        let mut child = lock(&self.child);
+        if child
             .as_ref()
-            .filter(|child| child.client.closed().is_none())
-            .map(|child| child.client.id())
-    }
-
-    /// Why the child is gone, when one was started and its output ended.
-    pub(super) fn gone(&self) -> Option<String> {
-        lock(&self.state)
-            .child
-            .as_ref()
-            .and_then(|child| child.client.closed())
-    }
-
-    fn child(&self) -> Result<(Arc<StdioClient>, Arc<AtomicBool>, bool), ClientError> {
-        let mut state = lock(&self.state);
-        if let Some(child) = &state.child {
-            if child.client.closed().is_none() {
-                return Ok((Arc::clone(&child.client), Arc::clone(&child.served), false));
-            }
+            .is_some_and(|client| client.closed().is_none())
+        {
+            return Ok(());
         }
-        if let Some(dead) = state.child.take() {
-            if dead.served.load(Ordering::SeqCst) {
-                state.failures = 0;
-                state.not_before = None;
-            } else {
-                state.fail(self.backoff);
-            }
+        if let Some(dead) = child.take() {
             // Reaped on a thread of its own: a child that closed its output
-            // but runs on gets the whole grace period, which no call should
-            // wait for.
+            // but runs on gets the whole grace period, which no start
+            // should wait for.
             let _ = std::thread::Builder::new()
                 .name("toolhost-reap".into())
                 .spawn(move || drop(dead));
         }
-        if let Some(not_before) = state.not_before {
-            let left = not_before.saturating_duration_since(Instant::now());
-            if !left.is_zero() {
-                return Err(ClientError::Closed {
-                    reason: format!(
-                        "it stopped {} time(s) in a row without serving, so it is started again only in {left:.1?}",
-                        state.failures
-                    ),
-                });
-            }
-        }
-        // Started under the lock: concurrent callers wait for this one
-        // child rather than each starting their own.
-        match self.server.connect() {
-            Ok(client) => {
-                state.started += 1;
-                let child = Child {
-                    client: Arc::new(client),
-                    served: Arc::new(AtomicBool::new(false)),
-                };
-                let handles = (
-                    Arc::clone(&child.client),
-                    Arc::clone(&child.served),
-                    state.started > 1,
-                );
-                state.child = Some(child);
-                Ok(handles)
-            }
-            Err(err) => {
-                state.fail(self.backoff);
-                Err(err)
+        // Started under the lock: the calls that come meanwhile wait for
+        // this child rather than fail.
+        *child = Some(Arc::new(self.server.connect()?));
+        self.started.notify_all();
+        Ok(())
+    }
+
+    /// Runs `work` with the running child. When none runs, the supervisor
+    /// is woken to start one, and `work` waits for it up to `wait`.
+    pub(super) fn run<T>(
+        &self,
+        wait: Duration,
+        work: impl FnOnce(&StdioClient) -> Result<T, ClientError>,
+    ) -> Result<T, ClientError> {
+        let client = self.running(wait)?;
+        work(&client)
+    }
+
+    fn running(&self, wait: Duration) -> Result<Arc<StdioClient>, ClientError> {
+        let until = Instant::now() + wait;
+        let mut child = lock(&self.child);
+        loop {
+            match child.as_ref() {
+                Some(client) if client.closed().is_none() => return Ok(Arc::clone(client)),
+                gone => {
+                    let seen = gone.and_then(|client| client.closed());
+                    self.supervisor.want_refresh();
+                    let left = until.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(ClientError::Closed {
+                            reason: seen.unwrap_or_else(|| "it is not running yet".into()),
+                        });
+                    }
+                    child = self
+                        .started
+                        .wait_timeout(child, left)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .0;
+                }
             }
         }
     }
-}
 
-impl State {
-    /// Counts a failure in a row and sets the pause before the next start.
-    fn fail(&mut self, backoff: Backoff) {
-        self.failures += 1;
-        self.not_before = Some(Instant::now() + backoff.pause(self.failures));
+    /// The child's process id, while one runs.
+    pub(super) fn id(&self) -> Option<u32> {
+        lock(&self.child)
+            .as_ref()
+            .filter(|client| client.closed().is_none())
+            .map(|client| client.id())
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use super::*;
-
-    #[test]
-    fn failures_in_a_row_double_the_pause_up_to_its_bound() {
-        let mut state = State::default();
-        let mut pauses = Vec::new();
-        for _ in 0..8 {
-            let before = Instant::now();
-            state.fail(Backoff {
-                first: Duration::from_secs(1),
-                max: Duration::from_secs(30),
-            });
-            let pause = state.not_before.unwrap() - before;
-            pauses.push(pause.as_secs());
-        }
-        assert_eq!(pauses, [1, 2, 4, 8, 16, 30, 30, 30]);
+    /// Why the child is gone, when one was started and its output ended.
+    pub(super) fn gone(&self) -> Option<String> {
+        lock(&self.child)
+            .as_ref()
+            .and_then(|client| client.closed())
     }
 }

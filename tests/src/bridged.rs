@@ -4,9 +4,12 @@
 //! official Python SDK server's tools seen through such a gateway, the
 //! check that the agent's cancellation reaches the server's handler, and
 //! the check that a server's withdrawn question is withdrawn from the agent,
-//! and the check that a server's list change reaches the agent's stream.
+//! the check that a server's list change reaches the agent's stream, and
+//! the count of the list changes an agent hears while a server comes and
+//! goes.
 
-use std::sync::{mpsc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
@@ -18,6 +21,30 @@ use toolhost::{
 };
 
 use crate::{call_stream, get_stream, wait_for, Item, McpClient};
+
+/// The `notifications/tools/list_changed` an agent of `session` (on
+/// `host`, whose keep-alive must come more often than every 10 s, the
+/// stream's read timeout) hears on its standalone stream, counted from the
+/// moment this returns — the stream is open by then — until the session
+/// closes. The host sends one for several changes that come together, so
+/// a count says that the agent heard of a change, not how many there were.
+pub fn count_list_changes(host: &ToolHost, session: &ToolSession) -> Arc<AtomicUsize> {
+    let mut agent = McpClient::for_session(host, session);
+    agent.initialize("2025-11-25");
+    let mut events = get_stream(host, session, agent.session_id.as_deref().unwrap());
+    let heard = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&heard);
+    thread::spawn(move || loop {
+        match events.next_item() {
+            Item::Message(message) if message["method"] == "notifications/tools/list_changed" => {
+                count.fetch_add(1, Ordering::SeqCst);
+            }
+            Item::End => return,
+            _ => {}
+        }
+    });
+    heard
+}
 
 /// The names of the tools `client` is offered now, in order.
 pub fn tool_names(client: &mut Client) -> Vec<String> {

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use toolhost::{CallResult, Event, HostConfig};
+use toolhost::{CallResult, Event, HostConfig, ServerStatus};
 
 /// Every event a host reported, in order. Clones share one record.
 ///
@@ -51,6 +51,18 @@ impl EventLog {
                 outcome: CallResult::Failed { detail },
                 ..
             } => Some(detail.clone()),
+            _ => None,
+        })
+    }
+
+    /// The states the layer of the bridged server `server` reported, in
+    /// order.
+    pub fn server_statuses(&self, server: &str) -> Vec<ServerStatus> {
+        self.pick(|event| match event {
+            Event::ServerStatus {
+                server: named,
+                status,
+            } if named == server => Some(status.clone()),
             _ => None,
         })
     }

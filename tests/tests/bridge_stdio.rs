@@ -5,21 +5,21 @@
 //! beside its own through `McpServerLayer::stdio`.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 use toolhost::client::{CallOptions, ClientError, Era, McpClient, StdioServer, ToolResult};
 use toolhost::relay::{AUTHORIZATION_VAR, URL_VAR};
 use toolhost::{
-    Elicitation, Event, HostConfig, Icon, LogLevel, McpServerLayer, StaticSurface, Tool,
-    ToolAnnotations, ToolHost, ToolOutcome, ToolRegistry, ToolSession,
+    Elicitation, Event, HostConfig, Icon, LogLevel, McpServerLayer, ServerStatus, StaticSurface,
+    Tool, ToolAnnotations, ToolHost, ToolOutcome, ToolRegistry, ToolSession,
 };
 use toolhost_tests::bridged::{
     app, asking_remote, check_cancellation_relayed, check_list_change_relayed,
-    check_python_sdk_bridged, check_withdrawal_relayed, gateway,
+    check_python_sdk_bridged, check_withdrawal_relayed, count_list_changes, gateway, tool_names,
 };
 use toolhost_tests::{wait_for, EventLog};
 
@@ -109,11 +109,7 @@ fn kill_during_a_call(
     wait_for("the remote handler to start", || {
         seen.waiting.load(Ordering::SeqCst)
     });
-    let killed = std::process::Command::new("kill")
-        .args(["-KILL", &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    kill(pid);
     let result = in_flight.join().unwrap();
     seen.release.store(true, Ordering::SeqCst);
     result
@@ -662,4 +658,270 @@ fn both_clients_list_and_call_through_one_trait_and_only_the_owned_stdio_client_
         remote.client_builder().era(Era::Stateful).connect().is_ok(),
         "the host serves on after a client's close"
     );
+}
+
+/// A gateway of a layer named `remote` over a [`remote_tools`] server,
+/// watched: what its hook heard, the list changes an agent of it hears
+/// (keep-alives every second, so that [`count_list_changes`] keeps
+/// reading), and a client that has listed the server's tools.
+struct Watched {
+    layer: McpServerLayer,
+    log: EventLog,
+    changes: Arc<AtomicUsize>,
+    client: toolhost::client::Client,
+    session: ToolSession,
+    // Kept for the test's length.
+    _hosts: (ToolHost, ToolSession, ToolHost),
+}
+
+impl Watched {
+    /// The layer `layer_for` makes for the remote session, watched.
+    fn start(layer_for: impl FnOnce(&ToolSession) -> McpServerLayer) -> Watched {
+        let remote_host = host();
+        let remote = remote_host.open_session(remote_tools(&Arc::default()));
+        let layer = layer_for(&remote);
+        let log = EventLog::new();
+        let local_host =
+            ToolHost::bind(log.hook(HostConfig::default().keep_alive(Duration::from_secs(1))))
+                .unwrap();
+        let session = local_host.open_session(gateway(layer.clone()));
+        let changes = count_list_changes(&local_host, &session);
+        let mut client = session.client().unwrap();
+        assert_eq!(tool_names(&mut client), LISTED);
+        Watched {
+            layer,
+            log,
+            changes,
+            client,
+            session,
+            _hosts: (remote_host, remote, local_host),
+        }
+    }
+
+    fn statuses(&self) -> Vec<ServerStatus> {
+        self.log.server_statuses("remote")
+    }
+
+    fn changes(&self) -> usize {
+        self.changes.load(Ordering::SeqCst)
+    }
+}
+
+/// Kills process `pid` (one this test started).
+fn kill(pid: u32) {
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+}
+
+/// The stdio server of `remote`, started through `sh`, which runs
+/// `again` (a shell command) instead of starting it whenever the file
+/// `marker` exists — as it does from the second start on, until the test
+/// removes it.
+fn started_once_then(remote: &ToolSession, marker: &Path, again: &str) -> StdioServer {
+    let script = format!("if [ -e \"$1\" ]; then {again}; fi; : > \"$1\"; exec \"$0\"",);
+    StdioServer::new("sh")
+        .args([
+            "-c",
+            &script,
+            env!("CARGO_BIN_EXE_stdio_server"),
+            &marker.display().to_string(),
+        ])
+        .env(URL_VAR, remote.url())
+        .env(AUTHORIZATION_VAR, remote.authorization())
+}
+
+/// A file name of this test's own in the temporary directory, not there yet.
+fn fresh_marker(name: &str) -> std::path::PathBuf {
+    let marker = std::env::temp_dir().join(format!("toolhost-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_file(&marker);
+    marker
+}
+
+const LISTED: [&str; 3] = ["echo", "remote_count", "remote_wait"];
+
+#[test]
+#[cfg_attr(windows, ignore = "Unix only: kill(1)")]
+fn a_killed_server_is_reported_gone_then_ready_and_a_quick_restart_never_changes_the_agents_list() {
+    let mut watched = Watched::start(layer_of);
+    let layer = watched.layer.clone();
+
+    // Before: ready, never failed.
+    assert_eq!(layer.status(), ServerStatus::Ready { tools: 2 });
+    assert_eq!(layer.last_error(), None);
+    assert_eq!(watched.statuses(), [ServerStatus::Ready { tools: 2 }]);
+
+    // Killed while an agent keeps listing: every list it gets has the
+    // server's tools.
+    let first = layer.process_id().expect("a running server");
+    let lists = thread::scope(|scope| {
+        let sampler = scope.spawn(|| {
+            let mut lister = watched.session.client().unwrap();
+            let mut lists = Vec::new();
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while watched.statuses().len() < 3 {
+                assert!(Instant::now() < deadline, "{:?}", watched.statuses());
+                lists.push(tool_names(&mut lister));
+            }
+            lists
+        });
+        kill(first);
+        sampler.join().unwrap()
+    });
+    let statuses = watched.statuses();
+    assert!(
+        matches!(&statuses[1], ServerStatus::Gone { reason } if reason.contains("SIGKILL")),
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses[2],
+        ServerStatus::Ready { tools: 2 },
+        "{statuses:?}"
+    );
+    assert!(!lists.is_empty() && lists.iter().all(|list| list == &LISTED));
+
+    // After: a new process, ready again, the death kept as the last error.
+    assert_eq!(layer.status(), ServerStatus::Ready { tools: 2 });
+    assert!(layer.process_id().is_some_and(|pid| pid != first));
+    let error = layer.last_error().expect("the death is kept");
+    assert!(error.contains("SIGKILL"), "{error}");
+    assert_eq!(tool_names(&mut watched.client), LISTED);
+    let counted = watched
+        .client
+        .call_tool("remote_count", json!({"from": 1}))
+        .unwrap();
+    assert_eq!(
+        counted.structured_content,
+        Some(json!({"from": 1, "to": 3}))
+    );
+    // A list change would have been sent before the layer said it was
+    // ready; a moment more lets one on its way arrive.
+    thread::sleep(Duration::from_millis(200));
+    assert_eq!(watched.changes(), 0, "the agent's list changed");
+    assert_eq!(watched.statuses().len(), 3);
+    wait_for("the killed server to be reaped", || !process_exists(first));
+}
+
+#[test]
+#[cfg_attr(windows, ignore = "Unix only: sh as the launcher, kill(1)")]
+fn a_killed_server_that_cannot_start_again_takes_its_tools_off_the_list_until_it_is_back() {
+    let marker = fresh_marker("refuses");
+    let mut watched = Watched::start(|remote| {
+        McpServerLayer::stdio(
+            "remote",
+            started_once_then(remote, &marker, "echo refusing to start again >&2; exit 3"),
+        )
+        .refresh_every(None)
+        .reconnect_backoff(Duration::from_millis(200), Duration::from_millis(400))
+        .connect()
+        .unwrap()
+    });
+    let layer = watched.layer.clone();
+    assert_eq!(layer.last_error(), None);
+
+    kill(layer.process_id().expect("a running server"));
+    wait_for("the restart failed", || {
+        watched
+            .statuses()
+            .iter()
+            .any(|status| matches!(status, ServerStatus::Failed { .. }))
+    });
+    // Off the list, and the agent was told; the layer says why.
+    assert_eq!(tool_names(&mut watched.client), ["echo"]);
+    wait_for("the agent told", || watched.changes() >= 1);
+    assert!(matches!(
+        layer.status(),
+        ServerStatus::Failed { .. } | ServerStatus::Reconnecting { .. }
+    ));
+    let error = layer.last_error().unwrap();
+    assert!(error.contains("refusing to start again"), "{error}");
+    let refused = watched
+        .client
+        .call_tool("remote_count", json!({"from": 1}))
+        .unwrap();
+    assert!(refused.is_error, "an unlisted tool was called");
+
+    // It can start again: back on the list, and the agent told again.
+    std::fs::remove_file(&marker).unwrap();
+    wait_for("back", || {
+        watched.statuses().last() == Some(&ServerStatus::Ready { tools: 2 })
+    });
+    assert_eq!(tool_names(&mut watched.client), LISTED);
+    wait_for("the agent told again", || watched.changes() >= 2);
+    let statuses = watched.statuses();
+    assert_eq!(
+        statuses[0],
+        ServerStatus::Ready { tools: 2 },
+        "{statuses:?}"
+    );
+    assert!(
+        matches!(&statuses[1], ServerStatus::Gone { reason } if reason.contains("SIGKILL")),
+        "{statuses:?}"
+    );
+    assert!(
+        matches!(&statuses[2], ServerStatus::Failed { reason, retry_in }
+            if reason.contains("refusing") && *retry_in == Duration::from_millis(200)),
+        "{statuses:?}"
+    );
+    // Then attempts from the second on (the restart made at once was the
+    // first), each failure but the last followed by the next.
+    let retries = &statuses[3..statuses.len() - 1];
+    for (n, pair) in retries.chunks(2).enumerate() {
+        let attempt = u32::try_from(n).unwrap() + 2;
+        assert_eq!(
+            pair[0],
+            ServerStatus::Reconnecting { attempt },
+            "{statuses:?}"
+        );
+        if let Some(failed) = pair.get(1) {
+            assert!(
+                matches!(failed, ServerStatus::Failed { .. }),
+                "{statuses:?}"
+            );
+        }
+    }
+    assert_eq!(retries.len() % 2, 1, "{statuses:?}");
+    assert!(layer.last_error().unwrap().contains("refusing"));
+    let _ = std::fs::remove_file(&marker);
+}
+
+#[test]
+#[cfg_attr(windows, ignore = "Unix only: sh as the launcher, kill(1)")]
+fn a_killed_server_slower_to_start_again_than_the_grace_leaves_the_list_meanwhile() {
+    let marker = fresh_marker("slow-restart");
+    let mut watched = Watched::start(|remote| {
+        McpServerLayer::stdio("remote", started_once_then(remote, &marker, "sleep 2"))
+            .refresh_every(None)
+            .connect()
+            .unwrap()
+    });
+    let layer = watched.layer.clone();
+
+    kill(layer.process_id().expect("a running server"));
+    wait_for("reconnecting", || {
+        matches!(layer.status(), ServerStatus::Reconnecting { .. })
+    });
+    assert_eq!(tool_names(&mut watched.client), ["echo"]);
+    wait_for("the agent told", || watched.changes() >= 1);
+    wait_for("back", || {
+        layer.status() == ServerStatus::Ready { tools: 2 }
+    });
+    assert_eq!(tool_names(&mut watched.client), LISTED);
+    wait_for("the agent told again", || watched.changes() >= 2);
+    let statuses = watched.statuses();
+    assert_eq!(statuses.len(), 4, "{statuses:?}");
+    assert!(
+        matches!(&statuses[1], ServerStatus::Gone { .. }),
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses[2..],
+        [
+            ServerStatus::Reconnecting { attempt: 1 },
+            ServerStatus::Ready { tools: 2 }
+        ]
+    );
+    let _ = std::fs::remove_file(&marker);
 }

@@ -6,16 +6,17 @@
 //! meanwhile.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use serde_json::Value;
 use toolhost::client::{Client, ClientBuilder, Era, StdioServer, ToolResult};
 use toolhost::{
-    Event, HostConfig, LayeredSurface, McpServerBuilder, McpServerLayer, ServerStatus,
-    StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession,
+    CallContext, Event, HostConfig, LayeredSurface, McpServerBuilder, McpServerLayer, ServerStatus,
+    StaticSurface, Tool, ToolHost, ToolOutcome, ToolSession, ToolSurface,
 };
 use toolhost_tests::bridged::{app, echo_answers, tool_names};
 use toolhost_tests::{get_stream, wait_for, EventLog, McpClient, Switch};
@@ -51,19 +52,25 @@ fn pinging() -> (ToolHost, ToolSession) {
     )
 }
 
-/// The gateway: a host with few call slots of its own (4, and 4 waiting),
-/// so that calls that held them would show at once, serving the
-/// application's `echo` above `layers`.
-fn gateway(log: &EventLog, layers: Vec<(&str, McpServerLayer)>) -> (ToolHost, ToolSession) {
-    let host = ToolHost::bind(
+/// A gateway's host with `slots` call slots of its own and 4 waiting, few
+/// enough that calls that held them would show at once; its events go to
+/// `log`.
+fn gateway_host(log: &EventLog, slots: usize) -> ToolHost {
+    ToolHost::bind(
         log.hook(
             HostConfig::default()
-                .max_concurrent_calls(4)
+                .max_concurrent_calls(slots)
                 .max_queued_calls(4)
                 .keep_alive(Duration::from_secs(60)),
         ),
     )
-    .unwrap();
+    .unwrap()
+}
+
+/// The gateway: a [`gateway_host`] with 4 slots serving the application's
+/// `echo` above `layers`.
+fn gateway(log: &EventLog, layers: Vec<(&str, McpServerLayer)>) -> (ToolHost, ToolSession) {
+    let host = gateway_host(log, 4);
     let mut surface = LayeredSurface::builder().layer("app", app());
     for (name, layer) in layers {
         surface = surface.layer(name, layer);
@@ -101,16 +108,6 @@ fn queued(log: &EventLog, tool: &str) -> usize {
         _ => None,
     })
     .len()
-}
-
-fn statuses(log: &EventLog, server: &str) -> Vec<ServerStatus> {
-    log.pick(|event| match event {
-        Event::ServerStatus {
-            server: named,
-            status,
-        } if named == server => Some(status.clone()),
-        _ => None,
-    })
 }
 
 #[test]
@@ -331,7 +328,7 @@ fn a_silent_http_server_is_not_waited_for_and_its_tools_join_when_it_answers() {
     wait_for("ready", || ready(&layer));
     assert_eq!(tool_names(&mut client), ["echo", "slow_ping"]);
     assert_eq!(layer.status(), ServerStatus::Ready { tools: 1 });
-    let seen = statuses(&log, "slow");
+    let seen = log.server_statuses("slow");
     assert!(
         matches!(seen.first(), Some(ServerStatus::Connecting)),
         "{seen:?}"
@@ -381,12 +378,25 @@ fn an_http_server_that_goes_away_takes_its_tools_and_brings_them_back_when_it_re
         client.call_tool("slow_ping", json!({})).unwrap().text(),
         "pong"
     );
-    let seen = statuses(&log, "slow");
+    // Found gone, tried at once and failed (its tools left then), tried
+    // again until it was back: each step reported, in order.
+    let seen = log.server_statuses("slow");
+    let gone = seen
+        .iter()
+        .position(|s| matches!(s, ServerStatus::Gone { .. }))
+        .unwrap_or_else(|| panic!("{seen:?}"));
+    assert_eq!(seen[gone - 1], ServerStatus::Ready { tools: 1 }, "{seen:?}");
     assert!(
-        seen.iter()
+        matches!(seen[gone + 1], ServerStatus::Failed { .. }),
+        "{seen:?}"
+    );
+    assert!(
+        seen[gone..]
+            .iter()
             .any(|s| matches!(s, ServerStatus::Reconnecting { .. })),
         "{seen:?}"
     );
+    assert_eq!(seen.last(), Some(&ServerStatus::Ready { tools: 1 }));
     assert!(layer.last_error().is_some());
 }
 
@@ -685,7 +695,7 @@ fn a_tool_list_past_the_limit_keeps_the_server_out_saying_why_and_the_app_servin
 
 /// The reasons the layer `server` failed with, as its events told them.
 fn failures(log: &EventLog, server: &str) -> Vec<String> {
-    statuses(log, server)
+    log.server_statuses(server)
         .into_iter()
         .filter_map(|status| match status {
             ServerStatus::Failed { reason, .. } => Some(reason),
@@ -858,7 +868,182 @@ fn a_slow_stdio_server_is_not_waited_for_and_its_tools_join_when_it_answers() {
         "ping"
     );
     assert_eq!(
-        statuses(&log, "late"),
+        log.server_statuses("late"),
         [ServerStatus::Connecting, ServerStatus::Ready { tools: 1 }]
     );
+}
+
+#[test]
+fn a_server_its_settings_can_never_reach_fails_once_while_one_out_of_reach_is_tried_again() {
+    // Nothing listens on a port just let go: out of reach for now, maybe
+    // not for ever.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let quick = |layer: McpServerBuilder| {
+        layer
+            .reconnect_backoff(Duration::from_millis(10), Duration::from_millis(20))
+            .start()
+            .unwrap()
+    };
+    // A URL the client refuses (not loopback), and a stdio timeout of zero:
+    // no attempt can ever get further.
+    let far = quick(McpServerLayer::builder(
+        "far",
+        Client::builder("http://192.0.2.1:8000/mcp/cap-secret"),
+    ));
+    let timeless = quick(McpServerLayer::stdio(
+        "timeless",
+        StdioServer::new(env!("CARGO_BIN_EXE_stdio_server")).timeout(Duration::ZERO),
+    ));
+    let absent = quick(McpServerLayer::builder(
+        "absent",
+        Client::builder(&format!("http://{closed}/mcp")),
+    ));
+    let log = EventLog::new();
+    let (_host, session) = gateway(
+        &log,
+        vec![
+            ("far", far.clone()),
+            ("timeless", timeless.clone()),
+            ("absent", absent.clone()),
+        ],
+    );
+
+    // The one out of reach is tried again and again meanwhile …
+    wait_for("the closed port tried a third time", || {
+        log.server_statuses("absent")
+            .contains(&ServerStatus::Reconnecting { attempt: 3 })
+    });
+    // … while each misconfigured one failed once, saying what to fix.
+    for (layer, names) in [
+        (&far, "not a loopback address"),
+        (&timeless, "StdioServer::timeout"),
+    ] {
+        let seen = log.server_statuses(layer.name());
+        assert_eq!(seen.len(), 2, "{seen:?}");
+        assert_eq!(seen[0], ServerStatus::Connecting);
+        let ServerStatus::Misconfigured { reason } = &seen[1] else {
+            panic!("{seen:?}");
+        };
+        assert!(reason.contains(names), "{reason}");
+        assert!(!reason.contains("cap-secret"), "the URL is shown: {reason}");
+        assert_eq!(layer.status(), seen[1]);
+        assert_eq!(layer.last_error().as_ref(), Some(reason));
+        assert_eq!(layer.count(), 0);
+    }
+    let misconfigured = log.pick(|event| match event {
+        Event::ServerStatus {
+            status: ServerStatus::Misconfigured { .. },
+            ..
+        } => Some(event.level()),
+        _ => None,
+    });
+    assert_eq!(misconfigured, [log::Level::Error, log::Level::Error]);
+    let mut client = session.client().unwrap();
+    only_the_application_serves(&mut client);
+}
+
+/// The wrapper the `ToolSurface` docs describe: it lists what it wants
+/// listed and forwards calls, and nothing else.
+struct Natural(LayeredSurface);
+
+impl ToolSurface for Natural {
+    fn list_tools(&self) -> Vec<Tool> {
+        self.0.list_tools()
+    }
+    fn call(&self, name: &str, args: &Value, ctx: &CallContext) -> ToolOutcome {
+        self.0.call(name, args, ctx)
+    }
+}
+
+/// How many calls of a [`holding`] tool run now, the most that ever ran
+/// at once, and what lets them go.
+#[derive(Default)]
+struct Held {
+    running: AtomicUsize,
+    most: AtomicUsize,
+    release: AtomicBool,
+}
+
+/// Lets every call held by each of its [`Held`] go when dropped: a test
+/// that fails midway must not leave handlers that hold its hosts' drop.
+struct LetGo(Vec<Arc<Held>>);
+
+impl Drop for LetGo {
+    fn drop(&mut self) {
+        for held in &self.0 {
+            held.release.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+/// A `hold` tool that runs until `held` lets it go, counting in `held`.
+fn holding(surface: StaticSurface, held: &Arc<Held>) -> StaticSurface {
+    let held = Arc::clone(held);
+    surface
+        .tool(Tool::new("hold", "Runs until let go."), move |_, _| {
+            let now = held.running.fetch_add(1, Ordering::SeqCst) + 1;
+            held.most.fetch_max(now, Ordering::SeqCst);
+            while !held.release.load(Ordering::SeqCst) {
+                thread::sleep(Duration::from_millis(5));
+            }
+            held.running.fetch_sub(1, Ordering::SeqCst);
+            ToolOutcome::text("let go")
+        })
+        .unwrap()
+}
+
+#[test]
+fn a_wrapper_that_only_lists_and_forwards_keeps_bridged_calls_in_their_servers_own_line() {
+    let remote_held = Arc::new(Held::default());
+    let (_remote_host, remote_session) = remote(holding(StaticSurface::new(), &remote_held));
+    let layer = McpServerLayer::builder("slow", client_at(&remote_session.url(), &remote_session))
+        .max_concurrent_calls(2)
+        .connect()
+        .unwrap();
+    // The host has one call slot; the application has a `hold` of its own.
+    let local_held = Arc::new(Held::default());
+    let log = EventLog::new();
+    let host = gateway_host(&log, 1);
+    let surface = LayeredSurface::builder()
+        .layer("app", holding(app(), &local_held))
+        .layer("slow", layer)
+        .build();
+    let session = host.open_session(Natural(surface));
+    let let_go = LetGo(vec![Arc::clone(&remote_held), Arc::clone(&local_held)]);
+
+    // Three bridged calls: two run at once on the server, though the host
+    // has one slot, and the third waits in the server's line.
+    let bridged: Vec<_> = (0..3).map(|_| call_aside(&session, "slow_hold")).collect();
+    wait_for("two running on the server and one waiting", || {
+        remote_held.running.load(Ordering::SeqCst) == 2 && queued(&log, "slow_hold") == 1
+    });
+    // Meanwhile the host's one slot is free: the application's own tool
+    // answers at once, never queued.
+    let mut client = session.client().unwrap();
+    echo_answers(&mut client, "free");
+    assert_eq!(queued(&log, "echo"), 0);
+
+    // The negative: the application's own `hold`, through the same
+    // wrapper, takes the host's one slot, so a second call waits for it.
+    let local: Vec<_> = (0..2).map(|_| call_aside(&session, "hold")).collect();
+    wait_for("one local call waiting in the host's queue", || {
+        queued(&log, "hold") == 1
+    });
+    assert_eq!(local_held.running.load(Ordering::SeqCst), 1);
+
+    drop(let_go);
+    for rx in bridged.into_iter().chain(local) {
+        let result = rx.recv_timeout(Duration::from_secs(20)).unwrap();
+        assert_eq!(
+            (result.text(), result.is_error),
+            ("let go".to_owned(), false)
+        );
+    }
+    // Bounded by the server's own limit: never more than 2 at once.
+    assert_eq!(remote_held.most.load(Ordering::SeqCst), 2);
+    assert_eq!(local_held.most.load(Ordering::SeqCst), 1);
+    assert_eq!(queued(&log, "slow_hold"), 1);
 }

@@ -11,7 +11,6 @@ use serde_json::Value;
 use super::sealed::Token;
 use super::ToolSurface;
 use crate::call::context::CallContext;
-use crate::call::line::CallLine;
 use crate::call::session_link::{serving, SessionLink};
 use crate::model::{Tool, ToolOutcome};
 
@@ -52,10 +51,6 @@ impl ToolSurface for Adopting {
     }
     fn call(&self, name: &str, args: &Value, ctx: &CallContext) -> ToolOutcome {
         self.inner.call(name, args, ctx)
-    }
-    // Forwarded, or a bridged server's calls would take the host's slots.
-    fn call_line(&self, name: &str) -> Option<CallLine> {
-        self.inner.call_line(name)
     }
     fn on_open(&self, link: SessionLink) {
         self.open(link);

@@ -17,7 +17,6 @@ use serde_json::Value;
 use super::sealed::Token;
 use super::{call_detached, find_tool, visible_tools, ToolSurface};
 use crate::call::context::CallContext;
-use crate::call::line::CallLine;
 use crate::call::session_link::{Links, SessionLink};
 use crate::event::Event;
 use crate::model::{Tool, ToolOutcome};
@@ -211,16 +210,6 @@ impl ToolSurface for LayeredSurface {
             Some((layer, _)) => layer.surface.call(name, args, ctx),
             None => ToolOutcome::declined(format!("unknown tool {name:?}")),
         }
-    }
-
-    fn call_line(&self, name: &str) -> Option<CallLine> {
-        // The owner's line: the layer whose tool the call reaches.
-        self.layers
-            .iter()
-            .enumerate()
-            .filter(|&(index, _)| self.may_supply(index, name))
-            .find(|(_, layer)| find_tool(&*layer.surface, name).is_some())
-            .and_then(|(_, layer)| layer.surface.call_line(name))
     }
 
     fn on_open(&self, link: SessionLink) {

@@ -63,6 +63,7 @@ impl Tool {
                 meta,
                 required_capabilities: None,
                 visible: None,
+                line: None,
                 rendered: Renderings::default(),
                 unmodelled: (!unknown.is_empty()).then_some(unknown),
             }),

@@ -30,18 +30,25 @@ use std::time::Duration;
 /// the line and the setting, and its handler is cancelled
 /// ([`CallContext::is_cancelled`](crate::CallContext::is_cancelled)).
 ///
-/// A surface gives a tool its line from
-/// [`ToolSurface::call_line`](crate::ToolSurface::call_line); every tool of
-/// an [`McpServerLayer`](crate::McpServerLayer) shares the layer's line.
-/// Clones are the same line; each host keeps its own count of it.
+/// A tool is given its line with [`Tool::runs_in`](crate::Tool::runs_in),
+/// so the line travels with the tool as its visibility does: whatever
+/// surface lists the tool, and whatever wraps that surface, the host finds
+/// the line on the tool it is about to call. Every tool of an
+/// [`McpServerLayer`](crate::McpServerLayer) runs in the layer's line.
+/// Clones are the same line (and equal); each host keeps its own count of
+/// it.
 ///
 /// ```
 /// use std::time::Duration;
-/// use toolhost::CallLine;
+/// use toolhost::{CallLine, StaticSurface, Tool};
 ///
 /// // At most 2 calls to the slow backend at once, 16 waiting, 30 s each.
 /// let line = CallLine::new("the search backend", 2, 16).timeout(Duration::from_secs(30));
 /// assert_eq!(line.max_running(), 2);
+/// let surface = StaticSurface::new()
+///     .tool(Tool::new("search", "Searches.").runs_in(line.clone()), |_, _| "found")?
+///     .tool(Tool::new("suggest", "Suggests.").runs_in(line), |_, _| "try this")?; // one line for both
+/// # Ok::<(), toolhost::Error>(())
 /// ```
 #[derive(Clone)]
 pub struct CallLine {
@@ -158,6 +165,15 @@ impl CallLine {
         )
     }
 }
+
+/// The same line: a clone, not another line with the same settings.
+impl PartialEq for CallLine {
+    fn eq(&self, other: &CallLine) -> bool {
+        Arc::ptr_eq(&self.spec, &other.spec)
+    }
+}
+
+impl Eq for CallLine {}
 
 impl fmt::Debug for CallLine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
