@@ -253,7 +253,11 @@ impl HostConfig {
     }
 
     /// The largest request body accepted, in bytes (4 MiB by default,
-    /// [`DEFAULT_MAX_BODY_BYTES`]); larger ones get 413.
+    /// [`DEFAULT_MAX_BODY_BYTES`]); a larger one is read off and thrown
+    /// away, off the workers, and then answered 413 with
+    /// `Connection: close`. One declared longer than 1 GiB (or than this,
+    /// when larger) is never read, so never answered: see
+    /// [`ToolHost::abandoned_connections`](crate::ToolHost::abandoned_connections).
     #[must_use]
     pub fn max_body_bytes(mut self, bytes: usize) -> HostConfig {
         self.http.max_body_bytes = bytes;
