@@ -11,6 +11,7 @@ use super::{find_session, tools, BearerState, Server};
 use crate::model::http::{Headers, HttpResponse};
 use crate::model::jsonrpc::{classify, failure, success, Message, RpcError, INVALID_REQUEST};
 use crate::model::meta::Meta;
+use crate::model::method::Method;
 use crate::model::LogLevel;
 
 /// Plans one JSON-RPC message, as classified.
@@ -27,7 +28,7 @@ pub(super) fn one(
         id, method, params, ..
     } = &message
     {
-        if method == "initialize" {
+        if method == Method::Initialize.name() {
             return Plan::Respond(initialize(server, session, id, params.as_ref()));
         }
     }
@@ -81,7 +82,7 @@ pub(super) fn batch(
     let mut steps = Vec::with_capacity(items.len());
     for item in items {
         match classify(item) {
-            Message::Request { id, method, .. } if method == "initialize" => {
+            Message::Request { id, method, .. } if method == Method::Initialize.name() => {
                 let error =
                     RpcError::new(INVALID_REQUEST, "initialize must not be part of a batch");
                 steps.push(Step::Reply(failure(Some(&id), &error).into()));
@@ -242,7 +243,7 @@ impl Turn<'_> {
 
     /// Acts on a notification; unknown ones are ignored, as JSON-RPC asks.
     fn notification(&self, method: &str, params: Option<&Value>) -> Option<Step> {
-        if method != "notifications/cancelled" {
+        if method != Method::Cancelled.name() {
             return None;
         }
         let mcp_session = self.caller.session_id.clone()?;

@@ -15,6 +15,7 @@ pub(crate) mod http;
 pub(crate) mod jsonrpc;
 mod member;
 pub(crate) mod meta;
+pub(crate) mod method;
 pub(crate) mod outcome;
 pub(crate) mod params;
 pub(crate) mod peer;

@@ -29,6 +29,7 @@ use crate::model::jsonrpc::{
     self, Message, RpcError, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, REQUEST_TIMEOUT,
     SERVER_ERROR,
 };
+use crate::model::method::Method;
 use crate::sync::lock;
 
 /// The code of "the session has ended": the one the official SDKs name
@@ -233,7 +234,7 @@ impl Relay {
         if !ids.is_empty() {
             return self.request(message, ids);
         }
-        if Message::of(&message).method() == Some("notifications/cancelled") {
+        if Message::of(&message).method() == Some(Method::Cancelled.name()) {
             self.cancel(&message);
         } else {
             self.forward(&message);
@@ -288,7 +289,7 @@ impl Relay {
             in_flight: Arc::clone(&self.in_flight),
             ended: Arc::clone(&self.ended),
         };
-        if Message::of(&message).method() == Some("initialize") {
+        if Message::of(&message).method() == Some(Method::Initialize.name()) {
             // What follows travels in the MCP session this opens: carry it
             // before reading on, whatever the client sends meanwhile.
             carrier.carry(&mut Link::default(), &message, &cancel, &keys);

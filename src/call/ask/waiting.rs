@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 
 use crate::call::call_link::{Answer, CallLink, Cancellation, Gone};
 use crate::model::jsonrpc;
+use crate::model::method::Method;
 use crate::sync::lock;
 
 use super::{AskError, InputRequest};
@@ -51,7 +52,7 @@ pub(crate) const DEADLINE_PASSED: &str = "the tool call's deadline passed";
 /// for it while it is in flight (every stateful revision has it).
 pub(crate) fn abandoned_notice(id: &str, reason: &str) -> Value {
     jsonrpc::notification(
-        "notifications/cancelled",
+        Method::Cancelled.name(),
         Some(json!({"requestId": id, "reason": reason})),
     )
 }
