@@ -6,8 +6,9 @@
 //! and the gateway's passthrough, ask-back — names a method through
 //! [`Method`], so a misspelt method is a compile error and a search for one
 //! variant finds every place that sends, answers or routes it. A method the
-//! crate starts to speak is one row in [`Method::row`] and one entry in
-//! [`Method::ALL`]; the exhaustive `match` points at the row that is missing.
+//! crate starts to speak is one line in the `methods!` table below, which
+//! declares the variant, its row and its place in [`Method::ALL`] at once;
+//! every exhaustive `match` on [`Method`] then points at what must change.
 //!
 //! The rows record the MCP schema of each revision, not what this crate does
 //! with the method: the host answers `prompts/list` in 2026-07-28 only,
@@ -22,57 +23,99 @@ use std::fmt;
 
 use super::revision::Revision;
 
-/// An MCP method (request or notification) some part of the crate sends,
-/// answers or routes. Its `Debug` is its wire name, quoted, as the `&str`
-/// it replaced printed.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-// Without the `client` feature the host alone speaks, and the rows only a
-// client sends, and the lookup only clients and the relay make, go unused;
-// the table stays whole so that it reads the same in every build.
-#[cfg_attr(not(feature = "client"), allow(dead_code))]
-pub(crate) enum Method {
-    /// `tools/call`.
-    CallTool,
-    /// `tools/list`.
-    ListTools,
-    /// `ping`.
-    Ping,
-    /// `initialize`.
-    Initialize,
-    /// `notifications/initialized`.
-    Initialized,
-    /// `notifications/cancelled`.
-    Cancelled,
-    /// `notifications/progress`.
-    Progress,
-    /// `notifications/message`: a log message.
-    LogMessage,
-    /// `logging/setLevel`.
-    SetLogLevel,
-    /// `notifications/tools/list_changed`.
-    ToolsListChanged,
-    /// `server/discover`.
-    Discover,
-    /// `subscriptions/listen`.
-    Listen,
-    /// `notifications/subscriptions/acknowledged`.
-    ListenAcknowledged,
-    /// `prompts/list`.
-    ListPrompts,
-    /// `prompts/get`.
-    GetPrompt,
-    /// `resources/list`.
-    ListResources,
-    /// `resources/templates/list`.
-    ListResourceTemplates,
-    /// `resources/read`.
-    ReadResource,
-    /// `elicitation/create`.
-    Elicit,
-    /// `sampling/createMessage`.
-    CreateMessage,
-    /// `roots/list`.
-    ListRoots,
+use Kind::{Notification, Request};
+use Revision::{V2024_11_05 as FIRST, V2025_06_18, V2025_11_25, V2026_07_28 as LAST};
+use Sender::{Client, Either, Server};
+
+/// Declares [`Method`], [`Method::ALL`] and [`Method::row`] from one list,
+/// so that a method added to the list is in all three, and a method exists
+/// nowhere else.
+macro_rules! methods {
+    ($(
+        $(#[$doc:meta])*
+        $variant:ident = $name:literal, $kind:ident, $sender:ident, $since:ident, $until:ident;
+    )*) => {
+        /// An MCP method (request or notification) some part of the crate
+        /// sends, answers or routes. Its `Debug` is its wire name, quoted, as
+        /// the `&str` it replaced printed.
+        #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+        // Without the `client` feature the host alone speaks: the rows only
+        // a client sends, and the lookup only clients and the relay make, go
+        // unused; the table stays whole so that it reads the same in every
+        // build.
+        #[cfg_attr(not(feature = "client"), allow(dead_code))]
+        pub(crate) enum Method {
+            $($(#[$doc])* $variant,)*
+        }
+
+        #[cfg_attr(not(feature = "client"), allow(dead_code))]
+        impl Method {
+            /// Every method, in the table's order, which [`Method::parse`]
+            /// scans: hottest first.
+            pub(crate) const ALL: &'static [Method] = &[$(Method::$variant),*];
+
+            /// The method's row.
+            pub(crate) const fn row(self) -> Row {
+                match self {
+                    $(Method::$variant => Row {
+                        name: $name,
+                        kind: $kind,
+                        sender: $sender,
+                        since: $since,
+                        until: $until,
+                    },)*
+                }
+            }
+        }
+    };
+}
+
+// The table. Columns: name on the wire, request or notification, sender,
+// first and last revision whose schema has it (FIRST is 2024-11-05, LAST
+// 2026-07-28).
+methods! {
+    /// Runs a tool.
+    CallTool = "tools/call", Request, Client, FIRST, LAST;
+    /// Lists the tools (a page of them).
+    ListTools = "tools/list", Request, Client, FIRST, LAST;
+    /// Checks the other peer is there; every peer answers it.
+    Ping = "ping", Request, Either, FIRST, V2025_11_25;
+    /// Withdraws a request in flight.
+    Cancelled = "notifications/cancelled", Notification, Either, FIRST, LAST;
+    /// Reports a request's progress.
+    Progress = "notifications/progress", Notification, Either, FIRST, LAST;
+    /// A log message.
+    LogMessage = "notifications/message", Notification, Server, FIRST, LAST;
+    /// The server's tool list changed.
+    ToolsListChanged = "notifications/tools/list_changed", Notification, Server, FIRST, LAST;
+    /// Opens an MCP session (the handshake).
+    Initialize = "initialize", Request, Client, FIRST, V2025_11_25;
+    /// Ends the handshake.
+    Initialized = "notifications/initialized", Notification, Client, FIRST, V2025_11_25;
+    /// Sets the least level of the log messages the client wants.
+    SetLogLevel = "logging/setLevel", Request, Client, FIRST, V2025_11_25;
+    /// Asks a stateless server who it is and what it serves.
+    Discover = "server/discover", Request, Client, LAST, LAST;
+    /// Opens a stream of the change notifications the client names.
+    Listen = "subscriptions/listen", Request, Client, LAST, LAST;
+    /// Opens that stream, saying which notifications it will carry.
+    ListenAcknowledged = "notifications/subscriptions/acknowledged", Notification, Server, LAST, LAST;
+    /// Asks the user to fill in a form or visit a URL.
+    Elicit = "elicitation/create", Request, Server, V2025_06_18, LAST;
+    /// Asks the client's model for a completion.
+    CreateMessage = "sampling/createMessage", Request, Server, FIRST, LAST;
+    /// Asks for the client's roots.
+    ListRoots = "roots/list", Request, Server, FIRST, LAST;
+    /// Lists the prompts.
+    ListPrompts = "prompts/list", Request, Client, FIRST, LAST;
+    /// Gets one prompt.
+    GetPrompt = "prompts/get", Request, Client, FIRST, LAST;
+    /// Lists the resources.
+    ListResources = "resources/list", Request, Client, FIRST, LAST;
+    /// Lists the resource templates.
+    ListResourceTemplates = "resources/templates/list", Request, Client, FIRST, LAST;
+    /// Reads one resource.
+    ReadResource = "resources/read", Request, Client, FIRST, LAST;
 }
 
 impl fmt::Debug for Method {
@@ -116,100 +159,8 @@ pub(crate) struct Row {
     pub(crate) until: Revision,
 }
 
-use Kind::{Notification, Request};
-use Revision::{V2024_11_05 as FIRST, V2025_06_18, V2025_11_25, V2026_07_28 as LAST};
-use Sender::{Client, Either, Server};
-
-const fn row(
-    name: &'static str,
-    kind: Kind,
-    sender: Sender,
-    since: Revision,
-    until: Revision,
-) -> Row {
-    Row {
-        name,
-        kind,
-        sender,
-        since,
-        until,
-    }
-}
-
 #[cfg_attr(not(feature = "client"), allow(dead_code))]
 impl Method {
-    /// Every method, hottest first: [`Method::parse`] scans in this order.
-    pub(crate) const ALL: [Method; 21] = [
-        Method::CallTool,
-        Method::ListTools,
-        Method::Ping,
-        Method::Cancelled,
-        Method::Progress,
-        Method::LogMessage,
-        Method::ToolsListChanged,
-        Method::Initialize,
-        Method::Initialized,
-        Method::SetLogLevel,
-        Method::Discover,
-        Method::Listen,
-        Method::ListenAcknowledged,
-        Method::Elicit,
-        Method::CreateMessage,
-        Method::ListRoots,
-        Method::ListPrompts,
-        Method::GetPrompt,
-        Method::ListResources,
-        Method::ListResourceTemplates,
-        Method::ReadResource,
-    ];
-
-    /// The table: the one place a method's name and properties are written.
-    pub(crate) const fn row(self) -> Row {
-        match self {
-            Method::CallTool => row("tools/call", Request, Client, FIRST, LAST),
-            Method::ListTools => row("tools/list", Request, Client, FIRST, LAST),
-            Method::Ping => row("ping", Request, Either, FIRST, V2025_11_25),
-            Method::Initialize => row("initialize", Request, Client, FIRST, V2025_11_25),
-            Method::Initialized => row(
-                "notifications/initialized",
-                Notification,
-                Client,
-                FIRST,
-                V2025_11_25,
-            ),
-            Method::Cancelled => row("notifications/cancelled", Notification, Either, FIRST, LAST),
-            Method::Progress => row("notifications/progress", Notification, Either, FIRST, LAST),
-            Method::LogMessage => row("notifications/message", Notification, Server, FIRST, LAST),
-            Method::SetLogLevel => row("logging/setLevel", Request, Client, FIRST, V2025_11_25),
-            Method::ToolsListChanged => row(
-                "notifications/tools/list_changed",
-                Notification,
-                Server,
-                FIRST,
-                LAST,
-            ),
-            Method::Discover => row("server/discover", Request, Client, LAST, LAST),
-            Method::Listen => row("subscriptions/listen", Request, Client, LAST, LAST),
-            Method::ListenAcknowledged => row(
-                "notifications/subscriptions/acknowledged",
-                Notification,
-                Server,
-                LAST,
-                LAST,
-            ),
-            Method::ListPrompts => row("prompts/list", Request, Client, FIRST, LAST),
-            Method::GetPrompt => row("prompts/get", Request, Client, FIRST, LAST),
-            Method::ListResources => row("resources/list", Request, Client, FIRST, LAST),
-            Method::ListResourceTemplates => {
-                row("resources/templates/list", Request, Client, FIRST, LAST)
-            }
-            Method::ReadResource => row("resources/read", Request, Client, FIRST, LAST),
-            Method::Elicit => row("elicitation/create", Request, Server, V2025_06_18, LAST),
-            Method::CreateMessage => row("sampling/createMessage", Request, Server, FIRST, LAST),
-            Method::ListRoots => row("roots/list", Request, Server, FIRST, LAST),
-        }
-    }
-
     /// The method's name on the wire.
     pub(crate) const fn name(self) -> &'static str {
         self.row().name
@@ -217,7 +168,7 @@ impl Method {
 
     /// The method named `name`, or `None` for one the crate does not speak.
     pub(crate) fn parse(name: &str) -> Option<Method> {
-        Method::ALL.into_iter().find(|m| m.name() == name)
+        Method::ALL.iter().copied().find(|m| m.name() == name)
     }
 
     /// Whether `revision`'s schema has the method.
@@ -294,7 +245,7 @@ mod tests {
 
     #[test]
     fn a_name_says_its_kind_notifications_and_nothing_else_under_notifications() {
-        for method in Method::ALL {
+        for &method in Method::ALL {
             let row = method.row();
             assert_eq!(
                 row.name.starts_with("notifications/"),
@@ -328,8 +279,17 @@ mod tests {
     }
 
     #[test]
+    fn a_method_prints_as_its_quoted_wire_name_as_the_str_it_replaced() {
+        assert_eq!(
+            format!("{:?}", Method::Elicit),
+            format!("{:?}", "elicitation/create")
+        );
+        assert_ne!(format!("{:?}", Method::Elicit), "Elicit");
+    }
+
+    #[test]
     fn the_questions_are_the_servers_requests_other_than_ping() {
-        for method in Method::ALL {
+        for &method in Method::ALL {
             let row = method.row();
             let servers_request = row.sender == Sender::Server && row.kind == Kind::Request;
             assert_eq!(method.is_question(), servers_request, "{}", row.name);
