@@ -54,6 +54,15 @@ macro_rules! methods {
             /// scans: hottest first.
             pub(crate) const ALL: &'static [Method] = &[$(Method::$variant),*];
 
+            /// The method's name on the wire (its row's `name`, read
+            /// without building the row: the host's dispatch asks it per
+            /// request).
+            pub(crate) const fn name(self) -> &'static str {
+                match self {
+                    $(Method::$variant => $name,)*
+                }
+            }
+
             /// The method's row.
             pub(crate) const fn row(self) -> Row {
                 match self {
@@ -161,11 +170,6 @@ pub(crate) struct Row {
 
 #[cfg_attr(not(feature = "client"), allow(dead_code))]
 impl Method {
-    /// The method's name on the wire.
-    pub(crate) const fn name(self) -> &'static str {
-        self.row().name
-    }
-
     /// The method named `name`, or `None` for one the crate does not speak.
     pub(crate) fn parse(name: &str) -> Option<Method> {
         Method::ALL.iter().copied().find(|m| m.name() == name)
@@ -237,6 +241,7 @@ mod tests {
                 method.name()
             );
             assert_eq!(Method::parse(method.name()), Some(*method));
+            assert_eq!(method.row().name, method.name());
         }
         assert_eq!(Method::parse("tools/calls"), None);
         assert_eq!(Method::parse("Ping"), None);
