@@ -121,6 +121,7 @@ use answer::{CallResult, MAX_INPUT_ROUNDS};
 use rpc::{Identity, Mode, Probe};
 use wire::{Connection, Link, Wire};
 
+use crate::model::cancelled;
 use crate::model::method::Method;
 use crate::model::{Revision, Tool};
 
@@ -481,7 +482,7 @@ impl Client {
                     // The stateful revisions cancel by notification; the
                     // stateless one by the closed stream alone. Best effort:
                     // the call is cancelled on this side either way.
-                    let params = json!({"requestId": id, "reason": "cancelled by the client"});
+                    let params = cancelled::params(id, "cancelled by the client");
                     let _ = self.wire.notify(&self.mode, Method::Cancelled, params);
                 }
                 Err(ClientError::Cancelled)

@@ -8,6 +8,7 @@ use super::lifecycle::{self, Caller};
 use super::methods::{self, Op};
 use super::plan::{CallKey, Plan, Step, Work};
 use super::{find_session, tools, BearerState, Server};
+use crate::model::cancelled;
 use crate::model::http::{Headers, HttpResponse};
 use crate::model::jsonrpc::{classify, failure, success, Message, RpcError, INVALID_REQUEST};
 use crate::model::meta::Meta;
@@ -247,11 +248,9 @@ impl Turn<'_> {
             return None;
         }
         let mcp_session = self.caller.session_id.clone()?;
-        let request_id = params.and_then(|p| p.get("requestId"))?.clone();
-        let reason = params
-            .and_then(|p| p.get("reason"))
-            .and_then(Value::as_str)
-            .unwrap_or("cancelled by the client");
+        let (request_id, reason) = cancelled::read(params)?;
+        let request_id = request_id.clone();
+        let reason = reason.unwrap_or("cancelled by the client");
         Some(Step::Cancel {
             key: CallKey {
                 mcp_session,

@@ -8,6 +8,7 @@
 //! shell and the client share.
 
 pub(crate) mod arguments;
+pub(crate) mod cancelled;
 pub(crate) mod content;
 #[cfg(feature = "schemars")]
 mod derived;

@@ -25,6 +25,7 @@ use super::workers::Workers;
 use super::Ending;
 use crate::client::passthrough::{request_ids, Link, Passthrough, Unanswered};
 use crate::client::{CancelHandle, ClientError};
+use crate::model::cancelled;
 use crate::model::jsonrpc::{
     self, Message, RpcError, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, REQUEST_TIMEOUT,
     SERVER_ERROR,
@@ -314,10 +315,7 @@ impl Relay {
     /// call; then the request's connection is closed, which is also the
     /// whole cancel of 2026-07-28.
     fn cancel(&mut self, message: &Value) {
-        let target = message
-            .get("params")
-            .and_then(|params| params.get("requestId"))
-            .map(Value::to_string);
+        let target = cancelled::read(message.get("params")).map(|(id, _)| id.to_string());
         let found = target.and_then(|key| {
             lock(&self.in_flight)
                 .get(&key)

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use crate::call::call_link::{Answer, CallLink, Cancellation, Gone};
+use crate::model::cancelled;
 use crate::model::jsonrpc;
 use crate::model::method::Method;
 use crate::sync::lock;
@@ -53,7 +54,7 @@ pub(crate) const DEADLINE_PASSED: &str = "the tool call's deadline passed";
 pub(crate) fn abandoned_notice(id: &str, reason: &str) -> Value {
     jsonrpc::notification(
         Method::Cancelled.name(),
-        Some(json!({"requestId": id, "reason": reason})),
+        Some(cancelled::params(id, reason)),
     )
 }
 

@@ -39,6 +39,7 @@ use super::tools;
 use super::ToolResult;
 use super::{call_params, ServerInfo};
 use crate::child::{Group, Input, Watch};
+use crate::model::cancelled;
 use crate::model::jsonrpc::RpcError;
 use crate::model::method::Method;
 use crate::model::{Revision, Tool};
@@ -439,10 +440,7 @@ impl StdioClient {
     /// on this side either way).
     fn cancelled(&self, id: u64, reason: &str) {
         self.router.unregister(id);
-        let _ = self.notify(
-            Method::Cancelled,
-            json!({"requestId": id, "reason": reason}),
-        );
+        let _ = self.notify(Method::Cancelled, cancelled::params(id, reason));
     }
 }
 
