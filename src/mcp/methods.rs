@@ -100,7 +100,8 @@ pub(super) struct Served {
     pub(super) method: Method,
     /// Which handler runs it.
     pub(super) op: Op,
-    /// The eras it exists in.
+    /// The eras the host serves it in (within the revisions whose schema
+    /// has it, which the vocabulary's row says).
     pub(super) eras: Eras,
     /// The capability it implies, advertised in the eras it exists in.
     pub(super) capability: Capability,
