@@ -41,7 +41,7 @@ pub(super) enum Op {
     ReadResource,
 }
 
-/// The eras a method exists in.
+/// The eras the host serves a method in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Eras {
     /// 2024-11-05 to 2025-11-25 only (inside an MCP session).
@@ -103,7 +103,7 @@ pub(super) struct Served {
     /// The eras the host serves it in (within the revisions whose schema
     /// has it, which the vocabulary's row says).
     pub(super) eras: Eras,
-    /// The capability it implies, advertised in the eras it exists in.
+    /// The capability it implies, advertised in the eras it is served in.
     pub(super) capability: Capability,
 }
 
