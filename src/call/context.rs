@@ -16,6 +16,7 @@ use super::ask::{AskError, Asking, Elicitation, InputRequest, Round};
 use super::call_link::{CallLink, Cancellation, Gone};
 use super::fallible::ToolError;
 use crate::model::jsonrpc;
+use crate::model::method::Method;
 use crate::model::{ClientInfo, LogLevel, Revision};
 use crate::sync::lock;
 
@@ -365,7 +366,7 @@ impl CallContext {
         if let Some(message) = message.filter(|_| self.revision >= Revision::V2025_03_26) {
             params.insert("message".into(), message.into());
         }
-        self.send("notifications/progress", Value::Object(params));
+        self.send(Method::Progress, Value::Object(params));
     }
 
     /// Sends a log message at `level`, if the client asked for messages at
@@ -406,7 +407,7 @@ impl CallContext {
             params.insert("logger".into(), logger.into());
         }
         params.insert("data".into(), data);
-        self.send("notifications/message", Value::Object(params));
+        self.send(Method::LogMessage, Value::Object(params));
     }
 
     /// Tells the session's clients that its tool list changed, as
@@ -418,12 +419,12 @@ impl CallContext {
         }
     }
 
-    fn send(&self, method: &str, params: Value) {
+    fn send(&self, method: Method, params: Value) {
         let Some(talk) = &self.talk else { return };
         if self.cancel.is_cancelled() {
             return;
         }
-        let message = jsonrpc::notification(method, Some(params));
+        let message = jsonrpc::notification(method.name(), Some(params));
         if let Err(Gone(reason)) = talk.link.send(&message) {
             self.cancel.cancel(reason, true);
         }

@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value};
 
 use super::error::ClientError;
+use crate::model::cancelled;
 use crate::model::jsonrpc::{self, RpcError, METHOD_NOT_FOUND};
 use crate::sync::lock;
 
@@ -141,9 +142,8 @@ impl Withdrawal {
 /// The reason a `notifications/cancelled` gives (empty when none) and the
 /// request id it names, if it names one.
 pub(crate) fn cancelled_request(params: &Value) -> Option<(&Value, String)> {
-    let id = params.get("requestId")?;
-    let reason = params.get("reason").and_then(Value::as_str).unwrap_or("");
-    Some((id, reason.to_owned()))
+    let (id, reason) = cancelled::read(Some(params))?;
+    Some((id, reason.unwrap_or("").to_owned()))
 }
 
 /// A handler's "no" to a [`ServerRequest`].

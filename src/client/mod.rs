@@ -121,6 +121,8 @@ use answer::{CallResult, MAX_INPUT_ROUNDS};
 use rpc::{Identity, Mode, Probe};
 use wire::{Connection, Link, Wire};
 
+use crate::model::cancelled;
+use crate::model::method::Method;
 use crate::model::{Revision, Tool};
 
 /// The server's self-description: `serverInfo` from `initialize`, or the
@@ -258,7 +260,7 @@ impl Client {
             .wire
             .request(
                 Some(&Mode::Stateless),
-                "server/discover",
+                Method::Discover,
                 Map::new(),
                 None,
                 None,
@@ -279,7 +281,9 @@ impl Client {
     /// `initialize` then `notifications/initialized`.
     fn initialize(&mut self) -> Result<(), ClientError> {
         let params = rpc::initialize_params(&self.wire.settings.identity);
-        let answer = self.wire.request(None, "initialize", params, None, None)?;
+        let answer = self
+            .wire
+            .request(None, Method::Initialize, params, None, None)?;
         let revision =
             rpc::negotiated_revision(&answer.result, self.wire.settings.identity.offered)?;
         self.server = ServerInfo::from_json(answer.result.get("serverInfo"));
@@ -289,7 +293,7 @@ impl Client {
             session_id: answer.session_id,
         };
         self.wire
-            .notify(&self.mode, "notifications/initialized", json!({}))?;
+            .notify(&self.mode, Method::Initialized, json!({}))?;
         if let Some(level) = self.wire.settings.identity.log_level {
             let mut params = Map::new();
             params.insert("level".into(), level.as_str().into());
@@ -297,7 +301,7 @@ impl Client {
             // without its messages, as it would without asking.
             match self
                 .wire
-                .request(Some(&self.mode), "logging/setLevel", params, None, None)
+                .request(Some(&self.mode), Method::SetLogLevel, params, None, None)
             {
                 Ok(_) | Err(ClientError::Rpc { .. }) => {}
                 Err(other) => return Err(other),
@@ -359,7 +363,7 @@ impl Client {
         tools::list_pages(
             |params| {
                 self.wire
-                    .request(Some(&self.mode), "tools/list", params, None, None)
+                    .request(Some(&self.mode), Method::ListTools, params, None, None)
                     .map(|answer| answer.result)
             },
             bound,
@@ -466,7 +470,7 @@ impl Client {
         let id = self.wire.next_id;
         let outcome = self.wire.request(
             Some(&self.mode),
-            "tools/call",
+            Method::CallTool,
             params,
             Some(name),
             Some(options),
@@ -478,10 +482,8 @@ impl Client {
                     // The stateful revisions cancel by notification; the
                     // stateless one by the closed stream alone. Best effort:
                     // the call is cancelled on this side either way.
-                    let params = json!({"requestId": id, "reason": "cancelled by the client"});
-                    let _ = self
-                        .wire
-                        .notify(&self.mode, "notifications/cancelled", params);
+                    let params = cancelled::params(id, "cancelled by the client");
+                    let _ = self.wire.notify(&self.mode, Method::Cancelled, params);
                 }
                 Err(ClientError::Cancelled)
             }
@@ -498,12 +500,12 @@ impl Client {
     pub fn ping(&mut self) -> Result<(), ClientError> {
         if self.mode == Mode::Stateless {
             return Err(ClientError::NotInEra {
-                operation: "ping",
+                operation: Method::Ping.name(),
                 hint: "check the server with list_tools() instead, or connect with Era::Stateful",
             });
         }
         self.wire
-            .request(Some(&self.mode), "ping", Map::new(), None, None)
+            .request(Some(&self.mode), Method::Ping, Map::new(), None, None)
             .map(drop)
     }
 

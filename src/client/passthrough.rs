@@ -31,6 +31,7 @@ pub(crate) use super::wire::Link;
 use super::wire::{self, deliver, Inbox, Outgoing};
 use super::Settings;
 use crate::model::jsonrpc::{Invalid, Message};
+use crate::model::method::Method;
 use crate::model::Revision;
 use crate::sync::lock;
 
@@ -139,7 +140,7 @@ impl Passthrough {
             Route::Session(mode) => mode.clone(),
             Route::Stateless { .. } => Some(Mode::Stateless),
         };
-        let initialize = Message::of(message).method() == Some("initialize");
+        let initialize = Message::of(message).method() == Some(Method::Initialize.name());
         let mut inbox = Relayed {
             awaiting: request_ids(message),
             initialize,
@@ -282,9 +283,9 @@ fn headers<'a>(route: &'a Route, message: &'a Value) -> Vec<(&'static str, Cow<'
                 | Message::Notification { method, params } => (method, params),
                 _ => ("", None),
             };
-            let target = match method {
-                "tools/call" | "prompts/get" => params.and_then(|p| p.get("name")),
-                "resources/read" => params.and_then(|p| p.get("uri")),
+            let target = match Method::parse(method) {
+                Some(Method::CallTool | Method::GetPrompt) => params.and_then(|p| p.get("name")),
+                Some(Method::ReadResource) => params.and_then(|p| p.get("uri")),
                 _ => None,
             };
             let mut headers = rpc::mcp_headers(

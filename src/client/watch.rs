@@ -11,6 +11,7 @@ use super::rpc::{self, Mode};
 use super::wire::{self, Inbox, Link};
 use super::Client;
 use crate::model::jsonrpc::Message;
+use crate::model::method::Method;
 
 /// Hands each list change on the stream to its callback; the stream has no
 /// answer to complete.
@@ -22,7 +23,7 @@ impl<F: FnMut()> Inbox for Watch<F> {
     type Answer = ();
 
     fn take(&mut self, message: Value, _status: u16) -> Result<Option<()>, ClientError> {
-        if Message::of(&message).method() == Some("notifications/tools/list_changed") {
+        if Message::of(&message).method() == Some(Method::ToolsListChanged.name()) {
             (self.on_change)();
         }
         Ok(None)

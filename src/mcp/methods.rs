@@ -1,5 +1,6 @@
 //! The one table of the MCP methods this host answers: each row names the
-//! method, the eras it exists in, and the server capability it implies.
+//! method (spelled in [`Method`], the vocabulary's table of every method),
+//! the eras the host serves it in, and the server capability it implies.
 //!
 //! Both eras dispatch through [`find`] and both capability answers
 //! (`initialize`'s and `server/discover`'s) are read from [`METHODS`], so a
@@ -11,6 +12,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::model::jsonrpc::{RpcError, METHOD_NOT_FOUND};
+use crate::model::method::Method;
 
 /// Which handler a method runs; each era matches on it exhaustively.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,7 +41,7 @@ pub(super) enum Op {
     ReadResource,
 }
 
-/// The eras a method exists in.
+/// The eras the host serves a method in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Eras {
     /// 2024-11-05 to 2025-11-25 only (inside an MCP session).
@@ -93,51 +95,63 @@ impl Capability {
 
 /// One method the host answers.
 #[derive(Debug)]
-pub(super) struct Method {
-    /// The JSON-RPC method name.
-    pub(super) name: &'static str,
+pub(super) struct Served {
+    /// The method, as the vocabulary names it.
+    pub(super) method: Method,
     /// Which handler runs it.
     pub(super) op: Op,
-    /// The eras it exists in.
+    /// The eras the host serves it in (within the revisions whose schema
+    /// has it, which the vocabulary's row says).
     pub(super) eras: Eras,
-    /// The capability it implies, advertised in the eras it exists in.
+    /// The capability it implies, advertised in the eras it is served in.
     pub(super) capability: Capability,
 }
 
-const fn row(name: &'static str, op: Op, eras: Eras, capability: Capability) -> Method {
-    Method {
-        name,
+const fn row(method: Method, op: Op, eras: Eras, capability: Capability) -> Served {
+    Served {
+        method,
         op,
         eras,
         capability,
     }
 }
 
-/// Every method, hottest first: dispatch scans the table in order.
-pub(super) const METHODS: &[Method] = &[
-    row("tools/call", Op::CallTool, Eras::Both, Capability::Tools),
-    row("tools/list", Op::ListTools, Eras::Both, Capability::Tools),
-    row("ping", Op::Ping, Eras::Stateful, Capability::None),
+/// Every method the host answers, hottest first: dispatch scans the table
+/// in order.
+pub(super) const METHODS: &[Served] = &[
     row(
-        "initialize",
+        Method::CallTool,
+        Op::CallTool,
+        Eras::Both,
+        Capability::Tools,
+    ),
+    row(
+        Method::ListTools,
+        Op::ListTools,
+        Eras::Both,
+        Capability::Tools,
+    ),
+    row(Method::Ping, Op::Ping, Eras::Stateful, Capability::None),
+    row(
+        Method::Initialize,
         Op::Initialize,
         Eras::Stateful,
         Capability::None,
     ),
     row(
-        "logging/setLevel",
+        Method::SetLogLevel,
         Op::SetLogLevel,
         Eras::Stateful,
         Capability::Logging,
     ),
     row(
-        "server/discover",
+        Method::Discover,
         Op::Discover,
         Eras::Stateless,
         Capability::None,
     ),
     row(
-        "subscriptions/listen",
+        Method::Listen,
         Op::Listen,
         Eras::Stateless,
         Capability::None,
@@ -148,25 +162,25 @@ pub(super) const METHODS: &[Method] = &[
     // hints rather than METHOD_NOT_FOUND, which the handshake era keeps
     // answering.
     row(
-        "prompts/list",
+        Method::ListPrompts,
         Op::ListPrompts,
         Eras::Stateless,
         Capability::Prompts,
     ),
     row(
-        "resources/list",
+        Method::ListResources,
         Op::ListResources,
         Eras::Stateless,
         Capability::Resources,
     ),
     row(
-        "resources/templates/list",
+        Method::ListResourceTemplates,
         Op::ListResourceTemplates,
         Eras::Stateless,
         Capability::Resources,
     ),
     row(
-        "resources/read",
+        Method::ReadResource,
         Op::ReadResource,
         Eras::Stateless,
         Capability::Resources,
@@ -177,7 +191,7 @@ pub(super) const METHODS: &[Method] = &[
 /// stateful one, or the error that answers it there: a method of the other
 /// era only is named as such, any other is not offered.
 pub(super) fn find(method: &str, stateless: bool) -> Result<Op, RpcError> {
-    match METHODS.iter().find(|m| m.name == method) {
+    match METHODS.iter().find(|m| m.method.name() == method) {
         Some(m) if m.eras.has(stateless) => Ok(m.op),
         Some(_) if stateless => Err(RpcError::new(
             METHOD_NOT_FOUND,
@@ -210,6 +224,8 @@ pub(super) fn capabilities(stateless: bool) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::method::{Kind, Sender};
+    use crate::model::Revision;
 
     #[test]
     fn each_era_advertises_exactly_the_capabilities_of_the_methods_it_serves() {
@@ -242,14 +258,39 @@ mod tests {
     }
 
     #[test]
-    fn every_method_is_named_once() {
+    fn every_method_is_served_once() {
         for (i, m) in METHODS.iter().enumerate() {
             assert!(
-                METHODS[i + 1..].iter().all(|other| other.name != m.name),
-                "{} twice",
-                m.name
+                METHODS[i + 1..]
+                    .iter()
+                    .all(|other| other.method != m.method),
+                "{:?} twice",
+                m.method
             );
         }
         assert!(METHODS.len() > 1);
+    }
+
+    #[test]
+    fn the_host_serves_client_requests_only_in_revisions_that_have_them() {
+        for served in METHODS {
+            let row = served.method.row();
+            assert_eq!(row.kind, Kind::Request, "{}", row.name);
+            assert_ne!(row.sender, Sender::Server, "{}", row.name);
+            for revision in Revision::ALL {
+                if served.eras.has(revision.is_stateless()) {
+                    assert!(
+                        served.method.exists_in(revision),
+                        "{} served in {revision}, whose schema lacks it",
+                        row.name
+                    );
+                }
+            }
+        }
+        // The server's own messages are never dispatched as requests.
+        for method in [Method::Elicit, Method::LogMessage, Method::Cancelled] {
+            assert!(find(method.name(), false).is_err(), "{method:?}");
+            assert!(find(method.name(), true).is_err(), "{method:?}");
+        }
     }
 }

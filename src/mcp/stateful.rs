@@ -8,9 +8,11 @@ use super::lifecycle::{self, Caller};
 use super::methods::{self, Op};
 use super::plan::{CallKey, Plan, Step, Work};
 use super::{find_session, tools, BearerState, Server};
+use crate::model::cancelled;
 use crate::model::http::{Headers, HttpResponse};
 use crate::model::jsonrpc::{classify, failure, success, Message, RpcError, INVALID_REQUEST};
 use crate::model::meta::Meta;
+use crate::model::method::Method;
 use crate::model::LogLevel;
 
 /// Plans one JSON-RPC message, as classified.
@@ -27,7 +29,7 @@ pub(super) fn one(
         id, method, params, ..
     } = &message
     {
-        if method == "initialize" {
+        if method == Method::Initialize.name() {
             return Plan::Respond(initialize(server, session, id, params.as_ref()));
         }
     }
@@ -81,7 +83,7 @@ pub(super) fn batch(
     let mut steps = Vec::with_capacity(items.len());
     for item in items {
         match classify(item) {
-            Message::Request { id, method, .. } if method == "initialize" => {
+            Message::Request { id, method, .. } if method == Method::Initialize.name() => {
                 let error =
                     RpcError::new(INVALID_REQUEST, "initialize must not be part of a batch");
                 steps.push(Step::Reply(failure(Some(&id), &error).into()));
@@ -242,15 +244,13 @@ impl Turn<'_> {
 
     /// Acts on a notification; unknown ones are ignored, as JSON-RPC asks.
     fn notification(&self, method: &str, params: Option<&Value>) -> Option<Step> {
-        if method != "notifications/cancelled" {
+        if method != Method::Cancelled.name() {
             return None;
         }
         let mcp_session = self.caller.session_id.clone()?;
-        let request_id = params.and_then(|p| p.get("requestId"))?.clone();
-        let reason = params
-            .and_then(|p| p.get("reason"))
-            .and_then(Value::as_str)
-            .unwrap_or("cancelled by the client");
+        let (request_id, reason) = cancelled::read(params)?;
+        let request_id = request_id.clone();
+        let reason = reason.unwrap_or("cancelled by the client");
         Some(Step::Cancel {
             key: CallKey {
                 mcp_session,

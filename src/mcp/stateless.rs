@@ -25,6 +25,7 @@ use crate::model::jsonrpc::{
     METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION,
 };
 use crate::model::meta::{RequestMeta, META_CAPABILITIES, META_LOG_LEVEL, META_VERSION};
+use crate::model::method::Method;
 use crate::model::params::decode_header;
 use crate::model::{LogLevel, Revision};
 
@@ -124,7 +125,7 @@ fn check(
             ))
         }
     }
-    if method == "tools/call" {
+    if method == Method::CallTool.name() {
         let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
         match (headers.get("mcp-name").map(decode_header), name) {
             (Some(Some(header)), Some(name)) if header == name => {}

@@ -8,12 +8,11 @@
 use serde_json::{json, Map, Value};
 
 use crate::model::jsonrpc::{notification, success, RpcError, INVALID_PARAMS};
+use crate::model::method::Method;
 
 /// The `_meta` key that tags a listen stream's messages with its
 /// subscription (the listen request's id).
 pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
-
-const LIST_CHANGED: &str = "notifications/tools/list_changed";
 
 /// Which protocol a stream speaks.
 #[derive(Clone, Debug, PartialEq)]
@@ -40,9 +39,9 @@ impl StreamKind {
     /// The list-changed notification for this stream, if it wants one.
     pub(crate) fn list_changed(&self) -> Option<Value> {
         match self {
-            StreamKind::Standalone => Some(notification(LIST_CHANGED, None)),
+            StreamKind::Standalone => Some(notification(Method::ToolsListChanged.name(), None)),
             StreamKind::Listen { id, tools: true } => Some(notification(
-                LIST_CHANGED,
+                Method::ToolsListChanged.name(),
                 Some(json!({"_meta": {SUBSCRIPTION_ID: id}})),
             )),
             StreamKind::Listen { tools: false, .. } => None,
@@ -81,7 +80,7 @@ pub(crate) fn listen(id: &Value, params: Option<&Value>) -> Result<StreamOpen, R
         honoured.insert("toolsListChanged".into(), true.into());
     }
     let ack = notification(
-        "notifications/subscriptions/acknowledged",
+        Method::ListenAcknowledged.name(),
         Some(json!({"_meta": {SUBSCRIPTION_ID: id}, "notifications": honoured})),
     );
     Ok(StreamOpen {

@@ -10,6 +10,7 @@
 
 pub(crate) mod arguments;
 pub(crate) mod call_line;
+pub(crate) mod cancelled;
 pub(crate) mod content;
 #[cfg(feature = "schemars")]
 mod derived;
@@ -17,6 +18,7 @@ pub(crate) mod http;
 pub(crate) mod jsonrpc;
 mod member;
 pub(crate) mod meta;
+pub(crate) mod method;
 pub(crate) mod outcome;
 pub(crate) mod params;
 pub(crate) mod peer;

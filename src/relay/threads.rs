@@ -25,10 +25,12 @@ use super::workers::Workers;
 use super::Ending;
 use crate::client::passthrough::{request_ids, Link, Passthrough, Unanswered};
 use crate::client::{CancelHandle, ClientError};
+use crate::model::cancelled;
 use crate::model::jsonrpc::{
     self, Message, RpcError, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, REQUEST_TIMEOUT,
     SERVER_ERROR,
 };
+use crate::model::method::Method;
 use crate::sync::lock;
 
 /// The code of "the session has ended": the one the official SDKs name
@@ -233,7 +235,7 @@ impl Relay {
         if !ids.is_empty() {
             return self.request(message, ids);
         }
-        if Message::of(&message).method() == Some("notifications/cancelled") {
+        if Message::of(&message).method() == Some(Method::Cancelled.name()) {
             self.cancel(&message);
         } else {
             self.forward(&message);
@@ -288,7 +290,7 @@ impl Relay {
             in_flight: Arc::clone(&self.in_flight),
             ended: Arc::clone(&self.ended),
         };
-        if Message::of(&message).method() == Some("initialize") {
+        if Message::of(&message).method() == Some(Method::Initialize.name()) {
             // What follows travels in the MCP session this opens: carry it
             // before reading on, whatever the client sends meanwhile.
             carrier.carry(&mut Link::default(), &message, &cancel, &keys);
@@ -313,10 +315,7 @@ impl Relay {
     /// call; then the request's connection is closed, which is also the
     /// whole cancel of 2026-07-28.
     fn cancel(&mut self, message: &Value) {
-        let target = message
-            .get("params")
-            .and_then(|params| params.get("requestId"))
-            .map(Value::to_string);
+        let target = cancelled::read(message.get("params")).map(|(id, _)| id.to_string());
         let found = target.and_then(|key| {
             lock(&self.in_flight)
                 .get(&key)

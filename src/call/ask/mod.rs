@@ -28,6 +28,7 @@ use std::fmt;
 
 use serde_json::{json, Map, Value};
 
+use crate::model::method::Method;
 use crate::model::{Revision, ToolOutcome};
 use crate::schema::Schema;
 
@@ -51,7 +52,7 @@ pub(crate) use waiting::{abandoned_notice, on_stream, Asking, Round, Withdrawn, 
 #[derive(Clone, Debug, PartialEq)]
 pub struct InputRequest {
     key: Option<String>,
-    method: &'static str,
+    method: Method,
     params: Value,
 }
 
@@ -63,7 +64,7 @@ impl InputRequest {
     pub fn elicit(message: impl Into<String>, requested_schema: Value) -> InputRequest {
         InputRequest {
             key: None,
-            method: "elicitation/create",
+            method: Method::Elicit,
             params: json!({"message": message.into(), "requestedSchema": requested_schema}),
         }
     }
@@ -78,7 +79,7 @@ impl InputRequest {
     ) -> InputRequest {
         InputRequest {
             key: None,
-            method: "elicitation/create",
+            method: Method::Elicit,
             params: json!({"mode": "url", "message": message.into(), "url": url.into(),
                            "elicitationId": elicitation_id.into()}),
         }
@@ -90,7 +91,7 @@ impl InputRequest {
     pub fn sample(params: Value) -> InputRequest {
         InputRequest {
             key: None,
-            method: "sampling/createMessage",
+            method: Method::CreateMessage,
             params,
         }
     }
@@ -100,12 +101,7 @@ impl InputRequest {
     /// (Only the bridge, built with the `client` feature, relays.)
     #[cfg(feature = "client")]
     pub(crate) fn relayed(method: &str, params: Value) -> Option<InputRequest> {
-        let method = match method {
-            "elicitation/create" => "elicitation/create",
-            "sampling/createMessage" => "sampling/createMessage",
-            "roots/list" => "roots/list",
-            _ => return None,
-        };
+        let method = Method::parse(method).filter(|m| m.is_question())?;
         Some(InputRequest {
             key: None,
             method,
@@ -117,7 +113,7 @@ impl InputRequest {
     pub fn list_roots() -> InputRequest {
         InputRequest {
             key: None,
-            method: "roots/list",
+            method: Method::ListRoots,
             params: json!({}),
         }
     }
@@ -133,14 +129,14 @@ impl InputRequest {
 
     /// The JSON-RPC method the client receives.
     pub fn method(&self) -> &str {
-        self.method
+        self.method.name()
     }
 
     /// The capability the client must have declared to be asked this.
     pub(crate) fn capability(&self) -> &'static str {
         match self.method {
-            "elicitation/create" => "elicitation",
-            "sampling/createMessage" => "sampling",
+            Method::Elicit => "elicitation",
+            Method::CreateMessage => "sampling",
             _ => "roots",
         }
     }
@@ -156,10 +152,10 @@ impl InputRequest {
     /// Checks what can be checked before sending: the revision knows the
     /// method, and an elicitation's schema is one MCP allows.
     pub(crate) fn check(&self, revision: Revision) -> Result<(), AskError> {
-        if self.method != "elicitation/create" {
+        if self.method != Method::Elicit {
             return Ok(());
         }
-        if revision < Revision::V2025_06_18 {
+        if !Method::Elicit.exists_in(revision) {
             return Err(AskError::NotSupported {
                 capability: "elicitation",
             });
@@ -182,7 +178,7 @@ impl InputRequest {
     pub(crate) fn check_answer(&self, answer: &Value) -> Result<(), AskError> {
         let bad = |why: String| Err(AskError::InvalidResponse(why));
         match self.method {
-            "elicitation/create" => {
+            Method::Elicit => {
                 let action = answer.get("action").and_then(Value::as_str);
                 match action {
                     Some("decline" | "cancel") => Ok(()),
@@ -203,7 +199,7 @@ impl InputRequest {
                     )),
                 }
             }
-            "sampling/createMessage" => {
+            Method::CreateMessage => {
                 if answer.get("role").is_some() && answer.get("content").is_some() {
                     Ok(())
                 } else {

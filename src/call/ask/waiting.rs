@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use crate::call::call_link::{Answer, CallLink, Cancellation, Gone};
+use crate::model::cancelled;
 use crate::model::jsonrpc;
+use crate::model::method::Method;
 use crate::sync::lock;
 
 use super::{AskError, InputRequest};
@@ -51,8 +53,8 @@ pub(crate) const DEADLINE_PASSED: &str = "the tool call's deadline passed";
 /// for it while it is in flight (every stateful revision has it).
 pub(crate) fn abandoned_notice(id: &str, reason: &str) -> Value {
     jsonrpc::notification(
-        "notifications/cancelled",
-        Some(json!({"requestId": id, "reason": reason})),
+        Method::Cancelled.name(),
+        Some(cancelled::params(id, reason)),
     )
 }
 

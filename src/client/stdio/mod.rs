@@ -39,7 +39,9 @@ use super::tools;
 use super::ToolResult;
 use super::{call_params, ServerInfo};
 use crate::child::{Group, Input, Watch};
+use crate::model::cancelled;
 use crate::model::jsonrpc::RpcError;
+use crate::model::method::Method;
 use crate::model::{Revision, Tool};
 use crate::sync::lock;
 
@@ -182,7 +184,7 @@ impl StdioClient {
             let mut identity = self.identity.clone();
             identity.offered = offered;
             let params = rpc::initialize_params(&identity);
-            match self.request("initialize", params, None, self.timeout) {
+            match self.request(Method::Initialize, params, None, self.timeout) {
                 Ok(result) => {
                     self.revision = rpc::negotiated_revision(&result, offered)?;
                     self.server = ServerInfo::from_json(result.get("serverInfo"));
@@ -201,13 +203,13 @@ impl StdioClient {
         if let Some(err) = refused {
             return Err(err);
         }
-        self.notify("notifications/initialized", json!({}))?;
+        self.notify(Method::Initialized, json!({}))?;
         if let Some(level) = self.identity.log_level {
             if self.capabilities.get("logging").is_some() {
                 let mut params = Map::new();
                 params.insert("level".into(), level.as_str().into());
                 // A refusal leaves the client working on without messages.
-                match self.request("logging/setLevel", params, None, self.timeout) {
+                match self.request(Method::SetLogLevel, params, None, self.timeout) {
                     Ok(_) | Err(ClientError::Rpc { .. }) => {}
                     Err(other) => return Err(other),
                 }
@@ -259,7 +261,7 @@ impl StdioClient {
     /// bound.
     pub fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
         tools::list_pages(
-            |params| self.request("tools/list", params, None, self.timeout),
+            |params| self.request(Method::ListTools, params, None, self.timeout),
             self.listing,
             || format!("the stdio MCP server {:?}", self.program),
         )
@@ -300,7 +302,7 @@ impl StdioClient {
     ) -> Result<ToolResult, ClientError> {
         let timeout = options.timeout.unwrap_or(self.timeout);
         let result = self.request(
-            "tools/call",
+            Method::CallTool,
             call_params(name, arguments),
             Some(&mut options),
             timeout,
@@ -313,13 +315,13 @@ impl StdioClient {
     /// # Errors
     /// Whatever stopped the server from answering.
     pub fn ping(&self) -> Result<(), ClientError> {
-        self.request("ping", Map::new(), None, self.timeout)
+        self.request(Method::Ping, Map::new(), None, self.timeout)
             .map(drop)
     }
 
-    fn notify(&self, method: &str, params: Value) -> Result<(), ClientError> {
+    fn notify(&self, method: Method, params: Value) -> Result<(), ClientError> {
         self.router
-            .send(rpc::notification_body(method, params))
+            .send(rpc::notification_body(method.name(), params))
             .map_err(|reason| ClientError::Closed { reason })
     }
 
@@ -328,7 +330,7 @@ impl StdioClient {
     /// messages, questions and cancellation reach it.
     fn request(
         &self,
-        method: &str,
+        method: Method,
         params: Map<String, Value>,
         options: Option<&mut CallOptions<'_>>,
         timeout: Duration,
@@ -365,7 +367,7 @@ impl StdioClient {
             Some(&mode),
             &self.identity,
             id,
-            method,
+            method.name(),
             params,
             token.as_ref(),
         );
@@ -377,7 +379,7 @@ impl StdioClient {
                 Ok(delivery) => delivery,
                 Err(RecvTimeoutError::Timeout) => {
                     // `initialize` is the one request MCP forbids to cancel.
-                    if method != "initialize" {
+                    if method != Method::Initialize {
                         self.cancelled(id, "the client's timeout passed");
                     }
                     return Err(ClientError::Timeout { waited: timeout });
@@ -438,10 +440,7 @@ impl StdioClient {
     /// on this side either way).
     fn cancelled(&self, id: u64, reason: &str) {
         self.router.unregister(id);
-        let _ = self.notify(
-            "notifications/cancelled",
-            json!({"requestId": id, "reason": reason}),
-        );
+        let _ = self.notify(Method::Cancelled, cancelled::params(id, reason));
     }
 }
 

@@ -39,6 +39,7 @@ use crate::child::{Incoming, Input};
 use crate::client::answer::{cancelled_request, response_body, Refusal, ServerRequest, Withdrawal};
 use crate::client::call::{LogMessage, Progress};
 use crate::model::jsonrpc::{Invalid, Message, RpcError, INTERNAL_ERROR, METHOD_NOT_FOUND};
+use crate::model::method::Method;
 use crate::model::LogLevel;
 use crate::sync::lock;
 
@@ -289,8 +290,8 @@ impl Router {
     }
 
     fn notified(&self, method: &str, params: Value) {
-        match method {
-            "notifications/progress" => {
+        match Method::parse(method) {
+            Some(Method::Progress) => {
                 let Some(token) = params.get("progressToken") else {
                     return;
                 };
@@ -302,7 +303,7 @@ impl Router {
                     let _ = waiting.deliver.send(Delivery::Progress(progress));
                 }
             }
-            "notifications/message" => {
+            Some(Method::LogMessage) => {
                 if let Some(message) = LogMessage::from_params(&params) {
                     match (self.only_call(), &self.on_log) {
                         (Some((_, call)), _) => {
@@ -313,7 +314,7 @@ impl Router {
                     }
                 }
             }
-            "notifications/cancelled" => {
+            Some(Method::Cancelled) => {
                 let Some((asked, reason)) = cancelled_request(&params) else {
                     return;
                 };
@@ -322,7 +323,7 @@ impl Router {
                     withdrawal.withdraw(reason);
                 }
             }
-            "notifications/tools/list_changed" => {
+            Some(Method::ToolsListChanged) => {
                 if let Some(callback) = &self.on_tools_changed {
                     callback();
                 }
@@ -335,12 +336,12 @@ impl Router {
     /// A request of the server: `ping` answered, a question relayed to the
     /// only call in flight, anything else refused.
     fn ask(&self, id: Value, method: String, params: Value) {
-        let refusal = match method.as_str() {
-            "ping" => {
+        let refusal = match Method::parse(&method) {
+            Some(Method::Ping) => {
                 let _ = self.send(response_body(&id, Ok(json!({}))));
                 return;
             }
-            "elicitation/create" | "sampling/createMessage" | "roots/list" => {
+            Some(question) if question.is_question() => {
                 match self.only_call() {
                     Some((call_id, call)) => {
                         let request = ServerRequest::new(method, params);
@@ -360,9 +361,9 @@ impl Router {
                     )),
                 }
             }
-            other => Refusal {
+            _ => Refusal {
                 code: METHOD_NOT_FOUND,
-                message: format!("this client does not handle {other}"),
+                message: format!("this client does not handle {method}"),
             },
         };
         let _ = self.send(response_body(&id, Err(refusal)));

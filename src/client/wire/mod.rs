@@ -36,6 +36,7 @@ use crate::client::error::ClientError;
 use crate::client::http1::{Body, Head};
 use crate::client::rpc::{self, Incoming, Mode};
 use crate::client::Settings;
+use crate::model::method::Method;
 
 use beside::Beside;
 pub(crate) use link::{drain_for_status, Connection, Link};
@@ -69,7 +70,7 @@ impl Wire {
     pub(crate) fn request(
         &mut self,
         mode: Option<&Mode>,
-        method: &str,
+        method: Method,
         params: Map<String, Value>,
         tool: Option<&str>,
         options: Option<&mut CallOptions<'_>>,
@@ -111,11 +112,11 @@ impl Wire {
             mode,
             &settings.identity,
             id,
-            method,
+            method.name(),
             params,
             listener.progress.as_ref().map(|sink| &sink.token),
         );
-        let headers = rpc::mcp_headers(mode, method, tool);
+        let headers = rpc::mcp_headers(mode, method.name(), tool);
         let outgoing = Outgoing {
             mode,
             headers: &headers,
@@ -142,11 +143,11 @@ impl Wire {
     pub(crate) fn notify(
         &mut self,
         mode: &Mode,
-        method: &str,
+        method: Method,
         params: Value,
     ) -> Result<(), ClientError> {
-        let body = rpc::notification_body(method, params);
-        let headers = rpc::mcp_headers(Some(mode), method, None);
+        let body = rpc::notification_body(method.name(), params);
+        let headers = rpc::mcp_headers(Some(mode), method.name(), None);
         self.exchange("POST", &headers, &body, |head, body, _| {
             drain_for_status(head, body, &[])
         })
@@ -233,7 +234,7 @@ impl Listener<'_, '_> {
         };
         // Every peer answers `ping` (MCP's lifecycle), handler or none.
         let answer = match self.handler.as_mut() {
-            _ if request.method == "ping" => Ok(Value::Object(serde_json::Map::new())),
+            _ if request.method == Method::Ping.name() => Ok(Value::Object(serde_json::Map::new())),
             Some(handler) => handler(&request),
             None => Err(Refusal::unhandled(&request.method)),
         };
@@ -285,25 +286,27 @@ impl Inbox for CallInbox<'_, '_, '_, '_> {
         match rpc::classify(message, self.id)? {
             Incoming::Reply(Ok(result)) => Ok(Some(Ok(result))),
             Incoming::Reply(Err(fault)) => Ok(Some(Err(rpc::rpc_error(fault, status)))),
-            Incoming::Notification { method, params } if method == "notifications/progress" => {
+            Incoming::Notification { method, params } if method == Method::Progress.name() => {
                 self.listener.progress(&params);
                 Ok(None)
             }
             Incoming::Request { id, method, params } => {
                 let request = ServerRequest::new(method, params);
                 match self.beside.as_mut() {
-                    Some(beside) if request.method != "ping" => beside.answer(id, request),
+                    Some(beside) if request.method != Method::Ping.name() => {
+                        beside.answer(id, request)
+                    }
                     _ => self.listener.answer(&id, request)?,
                 }
                 Ok(None)
             }
-            Incoming::Notification { method, params } if method == "notifications/cancelled" => {
+            Incoming::Notification { method, params } if method == Method::Cancelled.name() => {
                 if let Some(beside) = self.beside.as_mut() {
                     beside.cancelled(&params);
                 }
                 Ok(None)
             }
-            Incoming::Notification { method, params } if method == "notifications/message" => {
+            Incoming::Notification { method, params } if method == Method::LogMessage.name() => {
                 self.listener.log(&params);
                 Ok(None)
             }
