@@ -107,6 +107,9 @@ pub fn check_python_sdk_bridged(client: &mut Client, context: &str) {
             "py_count_reconnect",
             "py_echo",
             "py_fail",
+            "py_ping_alone",
+            "py_ping_on_call",
+            "py_toggle_tool",
             "py_wait"
         ],
         "{context}"
