@@ -305,13 +305,29 @@ impl ClientBuilder {
     ///
     /// The stream is opened once `initialize` is done, and again before a
     /// tool call when it ended (a server that ends silent streams, or a
-    /// dropped connection); a server that refuses it (405: it has none)
-    /// is not asked again, and [`Client::holds_standalone_stream`] says
-    /// so. Only in an MCP session of the stateful era: 2026-07-28 has no
+    /// dropped connection); once the server refused it (405: it has none)
+    /// or it could not be opened, it is not asked for again, and
+    /// [`Client::holds_standalone_stream`] says so. Only in an MCP session of the stateful era: 2026-07-28 has no
     /// standalone stream. It costs one of the server's streams per client
     /// (a toolhost host serves 256), so it is asked for, not given; a
     /// client that holds it needs no [`Client::watch_tools_changed`] (a
     /// server may allow one standalone stream per session).
+    ///
+    /// ```
+    /// use toolhost::client::Era;
+    /// use toolhost::{HostConfig, ToolHost, ToolRegistry};
+    ///
+    /// let host = ToolHost::bind(HostConfig::default())?;
+    /// let session = host.open_session(ToolRegistry::new());
+    /// let client = session
+    ///     .client_builder()
+    ///     .era(Era::Stateful)
+    ///     .standalone_stream(true)
+    ///     .on_tools_changed(|| eprintln!("the tools changed: list them again"))
+    ///     .connect()?;
+    /// assert!(client.holds_standalone_stream());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use]
     pub fn standalone_stream(mut self, hold: bool) -> ClientBuilder {
         self.standalone_stream = hold;
