@@ -20,7 +20,9 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use toolhost::client::{Client, ClientBuilder, Era, McpClient, StdioServer};
+use toolhost::client::{
+    CancelHandle, Client, ClientBuilder, ClientError, Era, McpClient, StdioServer,
+};
 use toolhost_tests::wait_for;
 
 use crate::scripted::{json_reply, read_request, Seen};
@@ -294,4 +296,26 @@ fn a_server_refusing_the_standalone_stream_is_not_asked_again_and_the_client_wor
     }
     assert!(!client.holds_standalone_stream());
     assert_eq!(speaker.gets(), 1, "asked once, at connect");
+}
+
+#[test]
+fn watch_tools_changed_answers_a_ping_on_its_stream_and_hears_the_change() {
+    let speaker = Speaker::start();
+    let watcher = http(&speaker.url).connect().unwrap();
+    let cancel = CancelHandle::new();
+    let changes = AtomicUsize::new(0);
+    thread::scope(|scope| {
+        let watch = scope.spawn(|| {
+            watcher.watch_tools_changed(&cancel, || {
+                changes.fetch_add(1, Ordering::SeqCst);
+            })
+        });
+        wait_for("the watch to open the stream", || speaker.standalone_open());
+        // Another client's call: the speaker's standalone stream is the watch's.
+        let mut caller = http(&speaker.url).connect().unwrap();
+        assert_eq!(speak_through(&mut caller, 20_000), both_answered());
+        assert_eq!(changes.load(Ordering::SeqCst), 1);
+        cancel.cancel();
+        assert!(matches!(watch.join().unwrap(), Err(ClientError::Cancelled)));
+    });
 }
