@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::error::ClientError;
 use super::rpc::Identity;
+use super::stdio::Callback;
 use super::tools::ListingBound;
 use super::{url, Client, Settings};
 use crate::child::DEFAULT_MAX_MESSAGE_BYTES;
@@ -70,6 +71,8 @@ pub struct ClientBuilder {
     identity: Identity,
     max_message_bytes: usize,
     listing: ListingBound,
+    on_tools_changed: Option<Callback>,
+    standalone_stream: bool,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -82,6 +85,8 @@ impl fmt::Debug for ClientBuilder {
             .field("connect_timeout", &self.connect_timeout)
             .field("era", &self.era)
             .field("identity", &self.identity)
+            .field("on_tools_changed", &self.on_tools_changed.is_some())
+            .field("standalone_stream", &self.standalone_stream)
             .finish()
     }
 }
@@ -111,6 +116,8 @@ impl ClientBuilder {
             era: Era::Auto,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             listing: ListingBound::HTTP,
+            on_tools_changed: None,
+            standalone_stream: false,
             identity: Identity {
                 name: "toolhost-client".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
@@ -264,6 +271,69 @@ impl ClientBuilder {
         self
     }
 
+    /// Calls `callback` at each `notifications/tools/list_changed` the
+    /// server sends on a tool call's event stream, or on the MCP session's
+    /// standalone stream while the client holds it
+    /// ([`standalone_stream`](ClientBuilder::standalone_stream)) — as
+    /// [`StdioServer::on_tools_changed`](super::StdioServer::on_tools_changed)
+    /// hears every one a stdio server writes, whatever the call. It runs on
+    /// the thread that read the notification, which waits for it (the
+    /// caller's, mid-call): keep it short, and list the tools again
+    /// elsewhere or after the call. Clones of the builder share it.
+    /// [`Client::watch_tools_changed`] hears the standalone stream with a
+    /// callback of its own.
+    #[must_use]
+    pub fn on_tools_changed(
+        mut self,
+        callback: impl Fn() + Send + Sync + 'static,
+    ) -> ClientBuilder {
+        self.on_tools_changed = Some(std::sync::Arc::new(callback));
+        self
+    }
+
+    /// Holds the MCP session's standalone stream (`GET`) open while the
+    /// client lives (off by default), on a connection and a thread of its
+    /// own, as the official SDKs' clients do. A server sends there what
+    /// belongs to no request: a `ping` a tool sends without naming its
+    /// call (the Python SDK's `ctx.session.send_ping()`), which the client
+    /// answers with `{}` — its call would otherwise wait for an answer
+    /// that never comes — and list changes, which go to
+    /// [`on_tools_changed`](ClientBuilder::on_tools_changed); any other
+    /// request there is refused ("method not found": no call is there to
+    /// answer it). Over stdio every message arrives on the one pipe, so a
+    /// [`StdioClient`](super::StdioClient) needs no such setting.
+    ///
+    /// The stream is opened once `initialize` is done, and again before a
+    /// tool call when it ended (a server that ends silent streams, or a
+    /// dropped connection); once the server refused it (405: it has none)
+    /// or it could not be opened, it is not asked for again, and
+    /// [`Client::holds_standalone_stream`] says so. Only in an MCP session of the stateful era: 2026-07-28 has no
+    /// standalone stream. It costs one of the server's streams per client
+    /// (a toolhost host serves 256), so it is asked for, not given; a
+    /// client that holds it needs no [`Client::watch_tools_changed`] (a
+    /// server may allow one standalone stream per session).
+    ///
+    /// ```
+    /// use toolhost::client::Era;
+    /// use toolhost::{HostConfig, ToolHost, ToolRegistry};
+    ///
+    /// let host = ToolHost::bind(HostConfig::default())?;
+    /// let session = host.open_session(ToolRegistry::new());
+    /// let client = session
+    ///     .client_builder()
+    ///     .era(Era::Stateful)
+    ///     .standalone_stream(true)
+    ///     .on_tools_changed(|| eprintln!("the tools changed: list them again"))
+    ///     .connect()?;
+    /// assert!(client.holds_standalone_stream());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn standalone_stream(mut self, hold: bool) -> ClientBuilder {
+        self.standalone_stream = hold;
+        self
+    }
+
     /// Checks the settings, connects, and (per the era) performs the
     /// handshake or the `server/discover` probe.
     ///
@@ -319,6 +389,8 @@ impl ClientBuilder {
             identity: self.identity,
             max_message_bytes: self.max_message_bytes.max(1),
             listing: self.listing,
+            on_tools_changed: self.on_tools_changed,
+            standalone_stream: self.standalone_stream,
         })
     }
 }

@@ -119,6 +119,7 @@ pub(crate) use tools::{DEFAULT_MAX_LISTED_TOOLS, DEFAULT_MAX_LISTING_BYTES};
 
 use answer::{CallResult, MAX_INPUT_ROUNDS};
 use rpc::{Identity, Mode, Probe};
+use watch::Held;
 use wire::{Connection, Link, Wire};
 
 use crate::model::cancelled;
@@ -151,6 +152,7 @@ impl ServerInfo {
 }
 
 /// What a built client needs to reach its server.
+#[derive(Clone)]
 pub(crate) struct Settings {
     target: url::Target,
     /// `Host` and the user's headers, already `Name: value\r\n` lines.
@@ -162,6 +164,10 @@ pub(crate) struct Settings {
     max_message_bytes: usize,
     /// The bound on one listing of tools.
     listing: tools::ListingBound,
+    /// Who hears of list changes, wherever they arrive.
+    on_tools_changed: Option<stdio::Callback>,
+    /// Whether the client holds its MCP session's standalone stream.
+    standalone_stream: bool,
 }
 
 /// The fixed headers carry credentials: only their names are shown (and
@@ -213,6 +219,10 @@ pub struct Client {
     mode: Mode,
     server: Option<ServerInfo>,
     instructions: Option<String>,
+    /// The standalone stream the client holds
+    /// ([`ClientBuilder::standalone_stream`]), once opened; `Err` once
+    /// the server refused it, which is not asked again.
+    standalone: Option<Result<Held, ClientError>>,
 }
 
 impl Client {
@@ -245,13 +255,48 @@ impl Client {
             mode: Mode::Stateless,
             server: None,
             instructions: None,
+            standalone: None,
         };
         match era {
             Era::Stateless => {}
             Era::Stateful => client.initialize()?,
             Era::Auto => client.probe()?,
         }
+        client.hold_standalone();
         Ok(client)
+    }
+
+    /// Opens the MCP session's standalone stream when the client is to
+    /// hold it and does not (it ended, or was never opened), unless the
+    /// server refused it before. Never fails the caller: without the
+    /// stream the client works as one that never asked for it.
+    fn hold_standalone(&mut self) {
+        if !self.wire.settings.standalone_stream
+            || !matches!(
+                self.mode,
+                Mode::Stateful {
+                    session_id: Some(_),
+                    ..
+                }
+            )
+        {
+            return;
+        }
+        match &self.standalone {
+            Some(Ok(held)) if held.is_open() => return,
+            Some(Err(_)) => return,
+            _ => {}
+        }
+        self.standalone = Some(Held::open(&self.wire.settings, &self.mode));
+    }
+
+    /// Whether the client holds its MCP session's standalone stream open
+    /// right now ([`ClientBuilder::standalone_stream`]): `false` for a
+    /// client that did not ask for it, in 2026-07-28, without an MCP
+    /// session, or when the server refused it or ended it (until the
+    /// next tool call opens it again).
+    pub fn holds_standalone_stream(&self) -> bool {
+        matches!(&self.standalone, Some(Ok(held)) if held.is_open())
     }
 
     /// `server/discover` in the stateless shape; its verdict decides the era.
@@ -467,6 +512,9 @@ impl Client {
         params: Map<String, Value>,
         options: &mut CallOptions<'_>,
     ) -> Result<Value, ClientError> {
+        // What the tool sends about no request goes to the standalone
+        // stream: it must be open before the tool runs.
+        self.hold_standalone();
         let id = self.wire.next_id;
         let outcome = self.wire.request(
             Some(&self.mode),

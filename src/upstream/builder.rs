@@ -286,10 +286,16 @@ impl McpServerBuilder {
         // them in `CallContext::log`.
         Ok(match self.remote {
             Remote::Http(builder) => {
+                // Each client holds its MCP session's standalone stream, so
+                // that a ping a tool sends about no call is answered as
+                // over stdio, and a list change is heard on any stream.
+                let changes = Arc::clone(&signal);
                 let builder = builder
                     .capabilities(asks)
                     .log_level(LogLevel::Debug)
-                    .max_message_bytes(self.max_message_bytes);
+                    .max_message_bytes(self.max_message_bytes)
+                    .standalone_stream(true)
+                    .on_tools_changed(move || changes.want_refresh());
                 Arc::new(Inner::new(
                     settings,
                     Transport::Http(Pool::new(builder)),

@@ -85,7 +85,8 @@ pub(super) fn watch(layer: &Weak<Inner>, signal: &Signal, cancel: &CancelHandle)
     };
     loop {
         let builder = match layer.upgrade().as_deref().map(Inner::http) {
-            Some(Some(pool)) => pool.builder.clone(),
+            // It reads the stream itself (a server may allow one per session).
+            Some(Some(pool)) => pool.builder.clone().standalone_stream(false),
             _ => return,
         };
         if let Ok(client) = builder.connect() {

@@ -14,10 +14,12 @@
 //! `notifications/tools/list_changed` the server sends (on its standalone
 //! stream, which a thread of the layer keeps open with
 //! [`Client::watch_tools_changed`](crate::client::Client::watch_tools_changed) when an HTTP server issued an MCP
-//! session; on its stdout for a stdio server, which wakes the refresh
-//! thread), after the server was started again, and on an interval by
-//! the refresh thread, for HTTP servers of 2026-07-28 (whose list changes
-//! come on `subscriptions/listen`, which the client does not speak) and for
+//! session, and which each pooled client holds too, so that a `ping` a tool
+//! sends about no call is answered; on a call's stream; on its stdout for
+//! a stdio server; each wakes the refresh thread), after the server was
+//! started again, and on an interval by the refresh thread, for HTTP
+//! servers of 2026-07-28 (whose list changes come on
+//! `subscriptions/listen`, which the client does not speak) and for
 //! changes made while the stream was being reopened. A refresh that finds
 //! a different list tells every session serving the layer (through the
 //! [`SessionLink`]s of `on_open`), exactly as a

@@ -107,6 +107,9 @@ pub fn check_python_sdk_bridged(client: &mut Client, context: &str) {
             "py_count_reconnect",
             "py_echo",
             "py_fail",
+            "py_ping_alone",
+            "py_ping_on_call",
+            "py_toggle_tool",
             "py_wait"
         ],
         "{context}"
@@ -143,6 +146,38 @@ pub fn check_python_sdk_bridged(client: &mut Client, context: &str) {
         "local",
         "{context}"
     );
+}
+
+/// Checks, through clients of `session`, a gateway's whose layer `py` is
+/// the Python SDK server in an MCP session (2025-11-25, where a server may
+/// ask the client): its tools that ping their client on the call's stream
+/// and about no call both succeed — the layer's client answers both pings
+/// — and a list change the server announces on the call's stream, or
+/// alone, reaches the agent's listing well before the layer's own 30 s
+/// refresh would. `context` names the case.
+pub fn check_python_sdk_speaks_bridged(session: &ToolSession, context: &str) {
+    let mut client = session.client().unwrap();
+    let on_call = client.call_tool("py_ping_on_call", json!({})).unwrap();
+    assert_eq!(on_call.text(), "pinged on the call's stream", "{context}");
+    let alone = client
+        .call_tool("py_ping_alone", json!({"seconds": 10}))
+        .unwrap();
+    assert!(!alone.is_error, "{context}: {}", alone.text());
+    assert_eq!(alone.text(), "pinged alone", "{context}");
+    let listed = || {
+        let tools = session.client().unwrap().list_tools().unwrap();
+        tools.iter().any(|t| t.name() == "py_toggled")
+    };
+    assert!(!listed(), "{context}");
+    for (on_call, done) in [(true, "added"), (false, "removed")] {
+        let toggled = client
+            .call_tool("py_toggle_tool", json!({"on_call": on_call}))
+            .unwrap();
+        assert_eq!(toggled.text(), done, "{context}");
+        wait_for(&format!("{context}: py_toggled {done}"), || {
+            listed() == (done == "added")
+        });
+    }
 }
 
 /// What the remote `greet` tool's question came to, as its handler saw it.

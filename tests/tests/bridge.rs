@@ -15,7 +15,7 @@ use toolhost::{
 };
 use toolhost_tests::bridged::{
     asking_remote, check_cancellation_relayed, check_list_change_relayed, check_python_sdk_bridged,
-    check_withdrawal_relayed, gateway, tool_names,
+    check_python_sdk_speaks_bridged, check_withdrawal_relayed, gateway, tool_names,
 };
 use toolhost_tests::{EventLog, McpClient};
 
@@ -456,6 +456,10 @@ fn the_python_sdk_server_is_bridged_beside_the_local_tools_in_both_eras() {
         let local_host = host();
         let session = local_host.open_session(gateway(layer));
         check_python_sdk_bridged(&mut session.client().unwrap(), &format!("{era:?}"));
+        // 2026-07-28 has no requests of the server, nor list changes on a call.
+        if era == Era::Stateful {
+            check_python_sdk_speaks_bridged(&session, "Stateful");
+        }
     }
 }
 

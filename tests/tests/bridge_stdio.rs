@@ -19,7 +19,8 @@ use toolhost::{
 };
 use toolhost_tests::bridged::{
     app, asking_remote, check_cancellation_relayed, check_list_change_relayed,
-    check_python_sdk_bridged, check_withdrawal_relayed, count_list_changes, gateway, tool_names,
+    check_python_sdk_bridged, check_python_sdk_speaks_bridged, check_withdrawal_relayed,
+    count_list_changes, gateway, tool_names,
 };
 use toolhost_tests::{wait_for, EventLog};
 
@@ -464,6 +465,7 @@ fn the_python_sdk_server_is_bridged_over_stdio_beside_the_local_tools() {
     let local_host = ToolHost::bind(log.hook(HostConfig::default())).unwrap();
     let session = local_host.open_session(gateway(layer));
     check_python_sdk_bridged(&mut session.client().unwrap(), "stdio");
+    check_python_sdk_speaks_bridged(&session, "stdio");
     drop(session);
     wait_for(
         "the Python server to end with the session's surface",

@@ -193,7 +193,7 @@ fn a_cancelled_or_timed_out_call_returns_and_tells_the_server_which_request() {
         server.received_method("tools/call")[1]["id"]
     );
     // The client still works.
-    assert_eq!(server.client.list_tools().unwrap().len(), 2);
+    assert_eq!(server.client.list_tools().unwrap().len(), 3);
 }
 
 #[test]

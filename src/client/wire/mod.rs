@@ -249,8 +249,8 @@ impl Listener<'_, '_> {
 }
 
 /// POSTs the answer to the server's request `id` in the MCP session of
-/// `mode`, on `link` (not the call's own, which carries its stream).
-fn post_answer(
+/// `mode`, on `link` (not the one whose stream carried the request).
+pub(crate) fn post_answer(
     link: &mut Link,
     settings: &Settings,
     mode: &Mode,
@@ -308,6 +308,13 @@ impl Inbox for CallInbox<'_, '_, '_, '_> {
             }
             Incoming::Notification { method, params } if method == Method::LogMessage.name() => {
                 self.listener.log(&params);
+                Ok(None)
+            }
+            // Heard where a stdio client hears it, whatever stream it came on.
+            Incoming::Notification { method, .. } if method == Method::ToolsListChanged.name() => {
+                if let Some(callback) = &self.listener.settings.on_tools_changed {
+                    callback();
+                }
                 Ok(None)
             }
             Incoming::Notification { .. } | Incoming::Unrelated => Ok(None),

@@ -37,6 +37,9 @@ pub(crate) trait Inbox {
 
     /// What the errors call the request, e.g. `request 7`.
     fn name(&self) -> String;
+
+    /// The server accepted a [`listen`]ing `GET`: its stream is open.
+    fn opened(&mut self) {}
 }
 
 /// The answer of a POST read to its end, and the `Mcp-Session-Id` header
@@ -139,6 +142,7 @@ pub(crate) fn listen<I: Inbox>(
         cancel,
         |head, body, wait| {
             if head.status == 200 && head.media_type() == "text/event-stream" {
+                inbox.opened();
                 return Ok(match read_stream(body, wait, &mut events, inbox)? {
                     Reply::Answered(answer) => Some(answer),
                     Reply::Cut => None,

@@ -42,7 +42,13 @@ from client_test import Checks, CheckFailed, describe, expect, text_blocks  # no
 MODERN = "2026-07-28"
 SESSION_TIMEOUT = 150.0
 LOCAL_TOOLS = {"echo", "add"}
-PY_TOOLS = {f"py_{name}" for name in ("echo", "add", "count", "count_reconnect", "fail", "wait", "cancelled_waits")}
+PY_TOOLS = {
+    f"py_{name}"
+    for name in (
+        "echo", "add", "count", "count_reconnect", "fail", "wait", "cancelled_waits",
+        "ping_on_call", "ping_alone", "toggle_tool",
+    )
+}
 # server-everything 2026.8.31's tools, under the gateway's qualified names.
 EVERYTHING_TOOLS = {
     f"everything_{name}"

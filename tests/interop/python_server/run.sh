@@ -8,8 +8,9 @@
 # Installs the pinned SDK into tests/interop/.venv (th_setup_python), starts
 # server.py (its first stdout line is {"url", "authorization"}), and runs the
 # ignored tests of tests/tests/client/python_sdk.rs and bridge.rs named `…python_sdk_server…` against it with
-# TH_PY_URL and TH_PY_AUTH set, then the one of bridge_stdio.rs, which starts server.py --stdio
-# itself (TH_PY_STDIO: the command line, tab-separated). Builds the test binary itself (cargo test).
+# TH_PY_URL and TH_PY_AUTH set, then the one of bridge_stdio.rs; the stdio ones (one of
+# python_sdk.rs, bridge_stdio.rs's) start server.py --stdio themselves (TH_PY_STDIO: the
+# command line, tab-separated). Builds the test binary itself (cargo test).
 # Exit status: the tests' (2 when setup or the server start failed).
 # Logs: tests/interop/out/python-sdk-server.std{out,err}.
 set -uo pipefail
@@ -29,6 +30,8 @@ TH_EXAMPLE_CMD="'$TH_INTEROP/.venv/bin/python' '$here/server.py'" \
 trap th_stop_example EXIT
 
 export TH_PY_URL="$TH_URL" TH_PY_AUTH="$TH_AUTH"
+# The same tools over stdio, which the tests start themselves (words tab-separated).
+export TH_PY_STDIO="$TH_INTEROP/.venv/bin/python"$'\t'"$here/server.py"$'\t'"--stdio"
 # One test at a time: the SDK keys a POST's event stream by its JSON-RPC request id,
 # which repeats across MCP sessions, so the one event store server.py keeps could
 # replay another session's event to a resuming client if sessions overlapped.
@@ -39,7 +42,6 @@ status=$?
 (cd "$TH_ROOT" && cargo test --quiet --test bridge -- --ignored --test-threads=1 python_sdk_server)
 bridged=$?
 [ "$status" -eq 0 ] && status=$bridged
-export TH_PY_STDIO="$TH_INTEROP/.venv/bin/python"$'\t'"$here/server.py"$'\t'"--stdio"
 (cd "$TH_ROOT" && cargo test --quiet --test bridge_stdio -- --ignored python_sdk_server)
 stdio=$?
 [ "$status" -eq 0 ] && status=$stdio

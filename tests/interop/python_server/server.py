@@ -22,6 +22,15 @@ fail(why) raises ToolError, which the SDK turns into an isError result carrying 
 wait(tag, seconds) reports one progress event, then sleeps, and records `tag` when the call
 is cancelled during the sleep; cancelled_waits() returns those tags as structured content
 {"tags": [...]}, so a test can see that a cancellation reached this server.
+
+Tools that speak to the client mid-call, as the SDK lets a tool do it: ping_on_call pings the
+client naming its call (`related_request_id`: over Streamable HTTP the ping rides the call's own
+SSE stream); ping_alone(seconds) pings it without (`ctx.session.send_ping()`'s way: the SDK sends
+it on the session's standalone GET stream, and with no such stream open nothing carries it), and
+fails when no answer came within `seconds`; toggle_tool(on_call) adds the tool `toggled`, or
+removes it when it is there, and says so with notifications/tools/list_changed — on the call's
+stream when `on_call`, else on the standalone stream (`ctx.session.send_tool_list_changed()`).
+Over stdio every one of them travels on stdout alike.
 """
 
 from __future__ import annotations
@@ -35,10 +44,12 @@ import threading
 from typing import Any
 
 import anyio
+import mcp_types as types
 import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.streamable_http import EventMessage, EventStore
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel
 
 mcp = MCPServer("python-sdk-server", version="2.3.0")
@@ -136,6 +147,44 @@ class CancelledWaits(BaseModel):
 @mcp.tool(description="The tags of the wait calls that were cancelled, oldest first.")
 def cancelled_waits() -> CancelledWaits:
     return CancelledWaits(tags=list(cancelled_tags))
+
+
+@mcp.tool(description="Pings the client on this call's stream, then returns.")
+async def ping_on_call(ctx: Context) -> str:
+    await ctx.session.send_request(
+        types.PingRequest(),
+        types.EmptyResult,
+        request_read_timeout_seconds=10,
+        metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+    )
+    return "pinged on the call's stream"
+
+
+@mcp.tool(description="Pings the client unrelated to this call, waiting `seconds` for its answer.")
+async def ping_alone(seconds: float, ctx: Context) -> str:
+    # send_ping() with a timeout: no related request id, so the standalone channel.
+    await ctx.session.send_request(types.PingRequest(), types.EmptyResult, request_read_timeout_seconds=seconds)
+    return "pinged alone"
+
+
+def toggled() -> str:
+    return "toggled"
+
+
+@mcp.tool(description="Adds the tool `toggled`, or removes it, and announces the change.")
+async def toggle_tool(on_call: bool, ctx: Context) -> str:
+    names = {tool.name for tool in await mcp.list_tools()}
+    if "toggled" in names:
+        mcp.remove_tool("toggled")
+        done = "removed"
+    else:
+        mcp.add_tool(toggled, name="toggled", description="Appears and goes.")
+        done = "added"
+    if on_call:
+        await ctx.session.send_notification(types.ToolListChangedNotification(), related_request_id=ctx.request_id)
+    else:
+        await ctx.session.send_tool_list_changed()
+    return done
 
 
 def require_bearer(app, expected: str):

@@ -25,7 +25,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CheckFailed, Checks, expect, target, texts } from './checks.mjs';
 
 const LOCAL_TOOLS = ['echo', 'add'];
-const PY_TOOLS = ['echo', 'add', 'count', 'count_reconnect', 'fail', 'wait', 'cancelled_waits'].map(n => `py_${n}`).sort();
+const PY_TOOLS = ['echo', 'add', 'count', 'count_reconnect', 'fail', 'wait', 'cancelled_waits', 'ping_on_call', 'ping_alone', 'toggle_tool'].map(n => `py_${n}`).sort();
 // server-everything 2026.8.31's tools, under the gateway's qualified names.
 const EVERYTHING_TOOLS = [
     // what server-everything always lists

@@ -11,9 +11,13 @@
 //!   offers newer than 2025-06-18 with an error (as strict servers do),
 //!   asks the client `roots/list` and sends a log message (`notice`,
 //!   logger `scripted`) as soon as it is initialized (no call in flight),
-//!   and serves two tools: `ask_back`, which logs `asked back` (`info`),
+//!   and serves three tools: `ask_back`, which logs `asked back` (`info`),
 //!   pings the client and asks its roots before it answers with what it
-//!   heard, and `hang`, which never answers.
+//!   heard; `hang`, which never answers; and `speak`, which sends what an
+//!   HTTP server would send on its call's stream and on its standalone
+//!   stream — `ping` (id `on-call`), a list change, a list change, `ping`
+//!   (id `alone`) — and answers with the two answers it heard, by id (as
+//!   `Speaker` does in `tests/tests/client/alike.rs`).
 //!
 //! - With `--misbehave MODE [FILE]`: a server that misbehaves as the
 //!   gateway's isolation tests need (`tests/tests/gateway_isolation.rs`):
@@ -124,7 +128,8 @@ fn scripted(log: &str) -> io::Result<()> {
             Some("tools/list") => {
                 send(json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [
                     {"name": "ask_back", "inputSchema": {"type": "object"}},
-                    {"name": "hang", "inputSchema": {"type": "object"}}]}}))?;
+                    {"name": "hang", "inputSchema": {"type": "object"}},
+                    {"name": "speak", "inputSchema": {"type": "object"}}]}}))?;
             }
             Some("tools/call") if message["params"]["name"] == "ask_back" => {
                 send(
@@ -146,6 +151,31 @@ fn scripted(log: &str) -> io::Result<()> {
                         heard.push(answer);
                     }
                 }
+                send(json!({"jsonrpc": "2.0", "id": id, "result": {"content": [
+                    {"type": "text", "text": Value::Array(heard).to_string()}]}}))?;
+            }
+            Some("tools/call") if message["params"]["name"] == "speak" => {
+                let changed =
+                    json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+                send(json!({"jsonrpc": "2.0", "id": "on-call", "method": "ping"}))?;
+                send(changed.clone())?;
+                send(changed)?;
+                send(json!({"jsonrpc": "2.0", "id": "alone", "method": "ping"}))?;
+                let mut heard = Vec::new();
+                while heard.len() < 2 {
+                    let Some(line) = lines.next() else {
+                        return Ok(());
+                    };
+                    let line = line?;
+                    writeln!(log, "{line}")?;
+                    log.flush()?;
+                    let answer: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+                    // Only its own: the answer to `early-roots` may come late.
+                    if answer["id"] == "on-call" || answer["id"] == "alone" {
+                        heard.push(answer);
+                    }
+                }
+                heard.sort_by_key(|answer| answer["id"].to_string());
                 send(json!({"jsonrpc": "2.0", "id": id, "result": {"content": [
                     {"type": "text", "text": Value::Array(heard).to_string()}]}}))?;
             }

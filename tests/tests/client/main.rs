@@ -7,6 +7,7 @@
 //! tool the real-host tests share is here, the scripted server in
 //! [`scripted`].
 
+mod alike;
 mod asks;
 mod calls;
 mod connections;

@@ -90,7 +90,7 @@ pub(crate) fn scripted(replies: Vec<Reply>) -> Scripted {
     Scripted { url, done }
 }
 
-fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Seen> {
+pub(crate) fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Seen> {
     let mut line = String::new();
     if reader.read_line(&mut line).ok()? == 0 {
         return None;
