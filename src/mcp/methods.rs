@@ -31,6 +31,14 @@ pub(super) enum Op {
     Discover,
     /// `subscriptions/listen`.
     Listen,
+    /// `prompts/list`: always empty, with the era's cache hints.
+    ListPrompts,
+    /// `resources/list`: always empty, with the era's cache hints.
+    ListResources,
+    /// `resources/templates/list`: always empty, with the era's cache hints.
+    ListResourceTemplates,
+    /// `resources/read`: refused, as no resource exists.
+    ReadResource,
 }
 
 /// The eras the host serves a method in.
@@ -67,6 +75,10 @@ pub(super) enum Capability {
     Tools,
     /// `"logging": {}`.
     Logging,
+    /// `"prompts": {}`.
+    Prompts,
+    /// `"resources": {}`.
+    Resources,
 }
 
 impl Capability {
@@ -75,6 +87,8 @@ impl Capability {
             Capability::None => None,
             Capability::Tools => Some(("tools", json!({"listChanged": true}))),
             Capability::Logging => Some(("logging", Value::Object(Map::new()))),
+            Capability::Prompts => Some(("prompts", Value::Object(Map::new()))),
+            Capability::Resources => Some(("resources", Value::Object(Map::new()))),
         }
     }
 }
@@ -142,6 +156,35 @@ pub(super) const METHODS: &[Served] = &[
         Eras::Stateless,
         Capability::None,
     ),
+    // A tools-only host has no prompts or resources, and says so with
+    // empty lists: 2026-07-28 makes every list cacheable, and clients (and
+    // the conformance suite) expect each list method to answer with its
+    // hints rather than METHOD_NOT_FOUND, which the handshake era keeps
+    // answering.
+    row(
+        Method::ListPrompts,
+        Op::ListPrompts,
+        Eras::Stateless,
+        Capability::Prompts,
+    ),
+    row(
+        Method::ListResources,
+        Op::ListResources,
+        Eras::Stateless,
+        Capability::Resources,
+    ),
+    row(
+        Method::ListResourceTemplates,
+        Op::ListResourceTemplates,
+        Eras::Stateless,
+        Capability::Resources,
+    ),
+    row(
+        Method::ReadResource,
+        Op::ReadResource,
+        Eras::Stateless,
+        Capability::Resources,
+    ),
 ];
 
 /// The handler of `method` in the stateless era (`stateless`) or the
@@ -186,24 +229,16 @@ mod tests {
 
     #[test]
     fn each_era_advertises_exactly_the_capabilities_of_the_methods_it_serves() {
-        // Tools in every revision; logging where `logging/setLevel` exists
-        // (up to 2025-11-25); never prompts or resources, which a
-        // tools-only host does not serve in any revision.
         assert_eq!(
             capabilities(false),
             json!({"tools": {"listChanged": true}, "logging": {}})
         );
-        assert_eq!(capabilities(true), json!({"tools": {"listChanged": true}}));
-        for era in [false, true] {
-            for method in [
-                "prompts/list",
-                "resources/list",
-                "resources/templates/list",
-                "resources/read",
-            ] {
-                assert!(find(method, era).is_err(), "{method} served");
-            }
-        }
+        assert_eq!(
+            capabilities(true),
+            json!({"tools": {"listChanged": true}, "prompts": {}, "resources": {}})
+        );
+        assert!(capabilities(true).get("logging").is_none());
+        assert!(capabilities(false).get("prompts").is_none());
     }
 
     #[test]
@@ -212,6 +247,7 @@ mod tests {
         let err = find("logging/setLevel", true).err().unwrap();
         assert_eq!(err.code, METHOD_NOT_FOUND);
         assert!(err.message.contains("does not exist in 2026-07-28"));
+        assert_eq!(find("prompts/list", true).ok(), Some(Op::ListPrompts));
         let err = find("prompts/list", false).err().unwrap();
         assert!(err.message.contains("serves tools only"));
         assert!(find("nope", true)

@@ -300,14 +300,32 @@ pub(super) fn post(
                 Err(error) => refuse(error),
             }
         }
+        Op::ListPrompts => Ok(json!({"prompts": []})),
+        Op::ListResources => Ok(json!({"resources": []})),
+        Op::ListResourceTemplates => Ok(json!({"resourceTemplates": []})),
+        Op::ReadResource => Err(RpcError::new(
+            INVALID_PARAMS,
+            "Resource not found: this server publishes no resources",
+        )),
         // The handshake-era methods never pass `methods::find` here.
         Op::Initialize | Op::Ping | Op::SetLogLevel => Err(methods::not_offered(&method)),
     };
+    let cacheable = matches!(
+        op,
+        Op::ListPrompts | Op::ListResources | Op::ListResourceTemplates
+    );
     match result {
-        Ok(result) => Plan::Respond(HttpResponse::json(
-            200,
-            &success(&id, complete(server, result)),
-        )),
+        Ok(mut result) => {
+            if let Value::Object(fields) = &mut result {
+                if cacheable {
+                    add_cache_hints(server, fields);
+                }
+            }
+            Plan::Respond(HttpResponse::json(
+                200,
+                &success(&id, complete(server, result)),
+            ))
+        }
         Err(error) => refuse(error),
     }
 }

@@ -149,9 +149,23 @@ fn a_full_stateless_flow_needs_no_initialize() {
         .contains(&json!("2025-11-25")));
     assert!(discover["capabilities"]["tools"].is_object());
     assert!(discover["capabilities"]["tools"]["listChanged"] == true);
-    // A tools-only host states only what it serves.
-    assert!(discover["capabilities"].get("prompts").is_none());
-    assert!(discover["capabilities"].get("resources").is_none());
+    for (method, field, definition) in [
+        ("prompts/list", "prompts", "ListPromptsResult"),
+        ("resources/list", "resources", "ListResourcesResult"),
+        (
+            "resources/templates/list",
+            "resourceTemplates",
+            "ListResourceTemplatesResult",
+        ),
+    ] {
+        let empty = client.ok(9, method, json!({}), definition);
+        assert_eq!(
+            empty[field],
+            json!([]),
+            "a tools-only host lists no {field}"
+        );
+        assert_eq!(empty["cacheScope"], "private");
+    }
     let list = client.ok(2, "tools/list", json!({}), "ListToolsResult");
     assert_eq!(list["ttlMs"], 0);
     assert_eq!(list["cacheScope"], "private");
@@ -305,11 +319,6 @@ fn removed_and_unknown_methods_get_404_and_method_not_found() {
         "logging/setLevel",
         "resources/subscribe",
         "unknown/method",
-        // Not served by a tools-only host, which states no such capability.
-        "prompts/list",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
     ] {
         let (status, error) = client.refused(json!({"_meta": meta(json!({}))}), &[], method);
         assert_eq!(
