@@ -11,7 +11,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::model::jsonrpc::{RpcError, METHOD_NOT_FOUND};
+use crate::model::jsonrpc::{RpcError, INVALID_PARAMS, METHOD_NOT_FOUND};
 use crate::model::method::Method;
 
 /// Which handler a method runs; each era matches on it exhaustively.
@@ -157,32 +157,32 @@ pub(super) const METHODS: &[Served] = &[
         Capability::None,
     ),
     // A tools-only host has no prompts or resources, and says so with
-    // empty lists: 2026-07-28 makes every list cacheable, and clients (and
-    // the conformance suite) expect each list method to answer with its
-    // hints rather than METHOD_NOT_FOUND, which the handshake era keeps
-    // answering.
+    // empty lists (see `nothing_to_offer`), in every revision, as it states
+    // the capabilities: the official conformance suite's 2026-07-28
+    // `caching` scenario (0.2.0-alpha.12) asks all three lists whatever the
+    // capabilities say, and fails on METHOD_NOT_FOUND.
     row(
         Method::ListPrompts,
         Op::ListPrompts,
-        Eras::Stateless,
+        Eras::Both,
         Capability::Prompts,
     ),
     row(
         Method::ListResources,
         Op::ListResources,
-        Eras::Stateless,
+        Eras::Both,
         Capability::Resources,
     ),
     row(
         Method::ListResourceTemplates,
         Op::ListResourceTemplates,
-        Eras::Stateless,
+        Eras::Both,
         Capability::Resources,
     ),
     row(
         Method::ReadResource,
         Op::ReadResource,
-        Eras::Stateless,
+        Eras::Both,
         Capability::Resources,
     ),
 ];
@@ -198,6 +198,22 @@ pub(super) fn find(method: &str, stateless: bool) -> Result<Op, RpcError> {
             format!("{method:?} does not exist in 2026-07-28, which needs no handshake; send the request itself with _meta"),
         )),
         _ => Err(not_offered(method)),
+    }
+}
+
+/// What a tools-only host answers a prompt or resource method with, in
+/// every revision: an empty list, or no resource to read; `None` for
+/// every other method.
+pub(super) fn nothing_to_offer(op: Op) -> Option<Result<Value, RpcError>> {
+    match op {
+        Op::ListPrompts => Some(Ok(json!({"prompts": []}))),
+        Op::ListResources => Some(Ok(json!({"resources": []}))),
+        Op::ListResourceTemplates => Some(Ok(json!({"resourceTemplates": []}))),
+        Op::ReadResource => Some(Err(RpcError::new(
+            INVALID_PARAMS,
+            "Resource not found: this server publishes no resources",
+        ))),
+        _ => None,
     }
 }
 
@@ -229,16 +245,27 @@ mod tests {
 
     #[test]
     fn each_era_advertises_exactly_the_capabilities_of_the_methods_it_serves() {
+        // The same in every revision that has them: logging only where
+        // `logging/setLevel` exists (up to 2025-11-25).
         assert_eq!(
             capabilities(false),
-            json!({"tools": {"listChanged": true}, "logging": {}})
+            json!({"tools": {"listChanged": true}, "logging": {}, "prompts": {}, "resources": {}})
         );
         assert_eq!(
             capabilities(true),
             json!({"tools": {"listChanged": true}, "prompts": {}, "resources": {}})
         );
-        assert!(capabilities(true).get("logging").is_none());
-        assert!(capabilities(false).get("prompts").is_none());
+        for era in [false, true] {
+            for op in [
+                Op::ListPrompts,
+                Op::ListResources,
+                Op::ListResourceTemplates,
+            ] {
+                assert!(matches!(nothing_to_offer(op), Some(Ok(_))), "{op:?}");
+            }
+            assert_eq!(find("prompts/list", era).ok(), Some(Op::ListPrompts));
+        }
+        assert!(nothing_to_offer(Op::CallTool).is_none());
     }
 
     #[test]
@@ -247,9 +274,6 @@ mod tests {
         let err = find("logging/setLevel", true).err().unwrap();
         assert_eq!(err.code, METHOD_NOT_FOUND);
         assert!(err.message.contains("does not exist in 2026-07-28"));
-        assert_eq!(find("prompts/list", true).ok(), Some(Op::ListPrompts));
-        let err = find("prompts/list", false).err().unwrap();
-        assert!(err.message.contains("serves tools only"));
         assert!(find("nope", true)
             .err()
             .unwrap()

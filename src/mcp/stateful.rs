@@ -204,16 +204,13 @@ impl Turn<'_> {
                 }
             }
             Op::SetLogLevel => self.set_log_level(params.as_ref()),
+            Op::ListPrompts | Op::ListResources | Op::ListResourceTemplates | Op::ReadResource => {
+                methods::nothing_to_offer(op).unwrap_or_else(|| Err(methods::not_offered(method)))
+            }
             // `one` answers `initialize` and a batch refuses it, so it
             // never reaches an open MCP session; the stateless-only
             // methods never pass `methods::find` here.
-            Op::Initialize
-            | Op::Discover
-            | Op::Listen
-            | Op::ListPrompts
-            | Op::ListResources
-            | Op::ListResourceTemplates
-            | Op::ReadResource => Err(methods::not_offered(method)),
+            Op::Initialize | Op::Discover | Op::Listen => Err(methods::not_offered(method)),
         };
         Step::Reply(
             match result {

@@ -300,13 +300,9 @@ pub(super) fn post(
                 Err(error) => refuse(error),
             }
         }
-        Op::ListPrompts => Ok(json!({"prompts": []})),
-        Op::ListResources => Ok(json!({"resources": []})),
-        Op::ListResourceTemplates => Ok(json!({"resourceTemplates": []})),
-        Op::ReadResource => Err(RpcError::new(
-            INVALID_PARAMS,
-            "Resource not found: this server publishes no resources",
-        )),
+        Op::ListPrompts | Op::ListResources | Op::ListResourceTemplates | Op::ReadResource => {
+            methods::nothing_to_offer(op).unwrap_or_else(|| Err(methods::not_offered(&method)))
+        }
         // The handshake-era methods never pass `methods::find` here.
         Op::Initialize | Op::Ping | Op::SetLogLevel => Err(methods::not_offered(&method)),
     };

@@ -497,7 +497,7 @@ fn set_level_changes_the_session_s_log_level_and_a_bad_level_names_the_choices()
     let unknown = work_of(
         &rig,
         &id,
-        &json!({"jsonrpc": "2.0", "id": 3, "method": "prompts/list"}),
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "completion/complete"}),
     );
     assert!(
         matches!(&unknown[..], [Step::Reply(r)] if r.to_value()["error"]["code"] == METHOD_NOT_FOUND)

@@ -46,7 +46,7 @@ fn a_stateful_client_initializes_lists_and_calls_through_the_relay() {
 
     // A request the host refuses comes back as the host's own error, with
     // the client's id.
-    let unknown = bridge.request(3, "resources/list", json!({}));
+    let unknown = bridge.request(3, "completion/complete", json!({}));
     assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
     assert_eq!(seen.calls.load(Ordering::SeqCst), 1, "nothing else ran");
     assert!(bridge.skipped.is_empty(), "{:?}", bridge.skipped);
