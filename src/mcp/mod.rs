@@ -21,6 +21,7 @@ mod lifecycle;
 mod methods;
 mod plan;
 mod result;
+mod result_meta;
 mod server;
 mod stateful;
 mod stateless;

@@ -16,7 +16,9 @@ use super::streams::StreamOpen;
 use super::Server;
 use crate::event::AuthRefusal;
 use crate::model::http::HttpResponse;
-use crate::model::jsonrpc::{failure, Reply, RpcError, INVALID_REQUEST};
+use crate::model::jsonrpc::{
+    failure, Reply, RpcError, INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND,
+};
 use crate::model::Tool;
 
 /// What to do with a request.
@@ -132,7 +134,7 @@ pub(crate) fn finish(server: &Server, work: &Work, results: Vec<StepResult>) -> 
             StepResult::Reply(reply) => replies.push(reply),
             StepResult::Error { id, error } => {
                 if stateless {
-                    return server.refuse(super::stateless::status_of(&error), Some(&id), &error);
+                    return server.refuse(status_of(&error), Some(&id), &error);
                 }
                 replies.push(failure(Some(&id), &error).into());
             }
@@ -173,4 +175,13 @@ fn queue_full(server: &Server, id: Option<&Value>, running: usize, waiting: usiz
     let mut response = server.refuse(503, id, &error);
     response.headers.push(("Retry-After", "1".into()));
     response
+}
+
+/// The HTTP status a stateless-era JSON-RPC error travels with.
+pub(super) fn status_of(error: &RpcError) -> u16 {
+    match error.code {
+        METHOD_NOT_FOUND => 404,
+        INTERNAL_ERROR => 500,
+        _ => 400,
+    }
 }

@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use serde_core::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
-use super::stateless::ServerMeta;
+use super::result_meta::ServerMeta;
 use super::Server;
 use crate::model::content::TextBlock;
 use crate::model::jsonrpc::{success_serialized, Reply};
@@ -186,7 +186,7 @@ impl Serialize for Code<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::stateless::complete;
+    use super::super::result_meta::complete;
     use super::super::tools::finish_result;
     use super::*;
     use crate::model::revision::{per_revision, Goldens};

@@ -12,24 +12,22 @@
 
 use std::sync::Arc;
 
-use serde_core::ser::{Serialize, SerializeMap, Serializer};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::lifecycle::Caller;
 use super::methods::{self, Op};
-use super::plan::{Plan, Step, Work};
+use super::plan::{status_of, Plan, Step, Work};
+use super::result_meta::{add_cache_hints, complete, complete_fields};
 use super::{streams, tools, BearerState, Server};
 use crate::model::http::{Headers, HttpResponse};
 use crate::model::jsonrpc::{
-    success, Message, RpcError, HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,
-    METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION,
+    success, Message, RpcError, HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST,
+    UNSUPPORTED_PROTOCOL_VERSION,
 };
 use crate::model::meta::{RequestMeta, META_CAPABILITIES, META_LOG_LEVEL, META_VERSION};
 use crate::model::method::Method;
 use crate::model::params::decode_header;
 use crate::model::{LogLevel, Revision};
-
-const META_SERVER: &str = "io.modelcontextprotocol/serverInfo";
 
 /// Whether a POST body of one message, whose `params._meta` is given, is
 /// stateless-era traffic (a batch never is). Without an
@@ -52,15 +50,6 @@ pub(crate) fn is_stateless(meta: &RequestMeta, headers: &Headers) -> bool {
         .get("mcp-protocol-version")
         .map(|h| Revision::parse(h).is_some_and(|r| !r.is_stateless()));
     modern_meta || handshake_header == Some(false)
-}
-
-/// The HTTP status a stateless-era JSON-RPC error travels with.
-pub(super) fn status_of(error: &RpcError) -> u16 {
-    match error.code {
-        METHOD_NOT_FOUND => 404,
-        INTERNAL_ERROR => 500,
-        _ => 400,
-    }
 }
 
 fn unsupported_version(requested: &str) -> RpcError {
@@ -157,62 +146,6 @@ fn check(
         session_id: None,
         log_level,
     })
-}
-
-/// Adds what every 2026-07-28 result carries: `resultType` and the server's
-/// identity in `_meta`.
-pub(crate) fn complete(server: &Server, mut result: Value) -> Value {
-    if let Value::Object(fields) = &mut result {
-        complete_fields(server, fields);
-    }
-    result
-}
-
-/// [`complete`], on a result's fields.
-fn complete_fields(server: &Server, fields: &mut Map<String, Value>) {
-    fields
-        .entry("resultType")
-        .or_insert_with(|| "complete".into());
-    let meta = fields
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(Map::new()));
-    // The identity as `ServerMeta` spells it for the results written
-    // straight to text, so that the two ways cannot drift apart.
-    if let (Value::Object(meta), Ok(Value::Object(identity))) =
-        (meta, serde_json::to_value(ServerMeta(server)))
-    {
-        meta.extend(identity);
-    }
-}
-
-/// The server's identity in a result's `_meta`: its one spelling, written
-/// straight to text for a call's result and made a tree by [`complete`].
-pub(super) struct ServerMeta<'a>(pub(super) &'a Server);
-
-impl Serialize for ServerMeta<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        struct Identity<'a>(&'a Server);
-        impl Serialize for Identity<'_> {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                let mut map = serializer.serialize_map(Some(2))?;
-                map.serialize_entry("name", &self.0.server_name)?;
-                map.serialize_entry("version", &self.0.server_version)?;
-                map.end()
-            }
-        }
-        let mut map = serializer.serialize_map(Some(1))?;
-        map.serialize_entry(META_SERVER, &Identity(self.0))?;
-        map.end()
-    }
-}
-
-/// Adds the caching hints 2026-07-28 gives with every list.
-fn add_cache_hints(server: &Server, fields: &mut Map<String, Value>) {
-    fields.insert("ttlMs".into(), server.tools_cache.ttl_ms.into());
-    fields.insert(
-        "cacheScope".into(),
-        server.tools_cache.scope.as_str().into(),
-    );
 }
 
 /// The `server/discover` result.

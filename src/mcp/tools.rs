@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 use super::lifecycle::Caller;
 use super::plan::{CallKey, CallPlan, Rounds};
 use super::result::{self, tool_error};
-use super::stateless::complete;
+use super::result_meta::complete;
 use super::{BearerState, Server};
 use crate::call::panic_message;
 use crate::call::surface::{self, visible_tools};
