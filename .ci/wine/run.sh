@@ -55,7 +55,7 @@ x86_64-w64-mingw32-gcc -O2 -shared -s -o "$shim" \
 # The black-box tests: every program of tests/tests but threads (Linux
 # only: it reads /proc, and is empty elsewhere). The tests in them that
 # need Python or Node are ignored unless asked for, as on Linux.
-tests=(acp ask bridge bridge_stdio cancelled_calls client concurrency core fuzz
+tests=(acp ask bridge bridge_stdio cancelled_calls client concurrency core examples fuzz
     gateway_isolation hostile list_changes logging long_calls registry relay
     resume revocation schema serve setup stateless stdio_client tools typed
     unauthenticated_load visibility)
