@@ -59,8 +59,8 @@
 //! own: `examples/stdio_relay.rs` is the whole program, [`Relay`] over
 //! stdin and stdout.
 
-mod threads;
-mod workers;
+mod pool;
+mod pumps;
 
 use std::env;
 use std::fmt;
@@ -202,7 +202,7 @@ impl Relay {
         R: BufRead + Send + 'static,
         W: Write + Send + 'static,
     {
-        threads::run(self.upstream, input, output)
+        pumps::run(self.upstream, input, output)
     }
 }
 
