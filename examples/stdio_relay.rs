@@ -16,7 +16,7 @@
 //!
 //! The relay is the same code the re-executed application runs
 //! (`toolhost::relay`): it reads the session's URL and bearer from
-//! `TOOLHOST_BRIDGE_URL` and `TOOLHOST_BRIDGE_AUTHORIZATION` — never from
+//! `TOOLHOST_RELAY_URL` and `TOOLHOST_RELAY_AUTHORIZATION` — never from
 //! its arguments, which every user of the machine can read — and relays
 //! newline-delimited JSON-RPC between its stdin/stdout and the session
 //! until stdin ends (exit status 0), stdout fails (1), or the session ends

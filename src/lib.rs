@@ -333,4 +333,4 @@ pub use model::{
 pub use schema::{Schema, Violation, Violations};
 pub use session::{write_private_file, ToolSession};
 #[cfg(feature = "client")]
-pub use upstream::{McpServerBuilder, McpServerLayer, DEFAULT_MAX_RELAY_BYTES};
+pub use upstream::{McpServerBuilder, McpServerLayer, DEFAULT_MAX_SERVER_MESSAGE_BYTES};

@@ -175,10 +175,10 @@ fn the_readme_states_the_client_and_relay_timeouts_as_the_code_sets_them() {
     );
     pinned(
         &readme,
-        (crate::DEFAULT_MAX_RELAY_BYTES >> 20) as u64,
+        (crate::DEFAULT_MAX_SERVER_MESSAGE_BYTES >> 20) as u64,
         |n| format!("`max_message_bytes` ({n} MiB)"),
     );
-    assert_eq!(crate::DEFAULT_MAX_RELAY_BYTES % (1 << 20), 0);
+    assert_eq!(crate::DEFAULT_MAX_SERVER_MESSAGE_BYTES % (1 << 20), 0);
     pinned(
         &readme,
         secs(crate::upstream::DEFAULT_RECONNECT_FIRST),
@@ -420,8 +420,8 @@ fn every_client_and_gateway_setter_states_the_default_the_code_sets() {
     ] {
         states_default(&doc(setter), secs(value), " s");
     }
-    let relay = mib(crate::DEFAULT_MAX_RELAY_BYTES);
-    states_default(&doc("max_message_bytes"), relay, " MiB");
+    let server_message = mib(crate::DEFAULT_MAX_SERVER_MESSAGE_BYTES);
+    states_default(&doc("max_message_bytes"), server_message, " MiB");
     let backoff = doc("reconnect_backoff");
     let backoff_doc = format!("the doc {backoff:?}");
     pinned_in(

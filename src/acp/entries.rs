@@ -296,8 +296,8 @@ mod tests {
         assert_eq!(
             entry["env"],
             json!([
-                {"name": "TOOLHOST_BRIDGE_URL", "value": session.url()},
-                {"name": "TOOLHOST_BRIDGE_AUTHORIZATION", "value": session.authorization()},
+                {"name": "TOOLHOST_RELAY_URL", "value": session.url()},
+                {"name": "TOOLHOST_RELAY_AUTHORIZATION", "value": session.authorization()},
             ])
         );
         // The bearer travels in env, never in the command line.

@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 
 use super::ask::{AskError, Asking, Elicitation, InputRequest, Round};
 use super::call_link::{CallLink, Cancellation, Gone};
-use super::fallible::ToolError;
+use super::tool_error::ToolError;
 use crate::model::jsonrpc;
 use crate::model::method::Method;
 use crate::model::{ClientInfo, LogLevel, Revision};

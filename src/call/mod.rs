@@ -10,19 +10,19 @@
 pub(crate) mod ask;
 pub(crate) mod call_link;
 pub(crate) mod context;
-pub(crate) mod fallible;
 pub(crate) mod session_link;
 pub(crate) mod surface;
+pub(crate) mod tool_error;
 pub(crate) mod typed;
 
 pub use ask::{AskError, Elicitation, InputRequest};
 pub use context::CallContext;
-pub use fallible::ToolError;
 pub use session_link::SessionLink;
 pub use surface::{
     surface_fn, Filtered, FnSurface, LayeredBuilder, LayeredSurface, StaticSurface, SurfaceBuilder,
     ToolRegistry, ToolSurface,
 };
+pub use tool_error::ToolError;
 pub use typed::Reply;
 
 /// What a panicking handler or surface left as its message, for the event

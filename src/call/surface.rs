@@ -13,23 +13,23 @@ use serde_core::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::context::CallContext;
-use super::fallible::ToolError;
 use super::session_link::{Links, SessionLink};
+use super::tool_error::ToolError;
 use super::typed::{typed_tool, Reply};
 use crate::error::Error;
 use crate::event::LOG_TARGET;
 use crate::hash::HostMap;
 use crate::model::{Tool, ToolOutcome};
 
-mod adopting;
 mod builder;
 mod layered;
 mod registry;
+mod session_surface;
 
-pub(crate) use adopting::Adopting;
 pub use builder::SurfaceBuilder;
 pub use layered::{LayeredBuilder, LayeredSurface};
 pub use registry::ToolRegistry;
+pub(crate) use session_surface::Adopting;
 
 /// A set of tools and the code behind them. Handlers are called concurrently
 /// from the host's workers, outside every lock of the host.

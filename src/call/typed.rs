@@ -12,7 +12,7 @@ use serde_core::Serialize;
 use serde_json::Value;
 
 use super::context::CallContext;
-use super::fallible::ToolError;
+use super::tool_error::ToolError;
 use crate::model::arguments::{decode, refusal_text, ArgumentType};
 use crate::model::{Tool, ToolOutcome};
 

@@ -47,7 +47,7 @@ use std::time::Duration;
 use crate::model::http::HttpResponse;
 use crate::sync::lock;
 
-use super::written;
+use super::raw_response;
 
 /// The longest declared body that is drained: 1 GiB, 256 times the default
 /// `max_body_bytes` (4 MiB), so every body a client could mean to send is
@@ -134,7 +134,7 @@ impl Drainer {
             let _done = Finally(Some(done));
             let (request, slot) = drainer.empty(request, unread);
             match answer {
-                Some(answer) => written::write(request, &answer),
+                Some(answer) => raw_response::write(request, &answer),
                 // Dropping the writer writes nothing and lets the
                 // connection's next writer go.
                 None => drop(request.into_writer()),

@@ -39,10 +39,10 @@
 
 pub(crate) mod drain;
 pub(crate) mod pool;
+mod raw_response;
 mod refused;
 mod reply;
 pub(crate) mod socket;
-mod written;
 
 pub(crate) use drain::Drainer;
 pub(crate) use pool::{Pool, StartError};

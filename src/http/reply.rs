@@ -25,7 +25,7 @@ use crate::sync::lock;
 
 use super::drain::MAX_DRAINED_BYTES;
 use super::refused::Claim;
-use super::{written, Transport};
+use super::{raw_response, Transport};
 
 /// Writes a long-lived stream's head and first events, then hands the
 /// connection to the hub, so that no worker stays with it.
@@ -123,7 +123,7 @@ fn close_with(
     });
     if unread == 0 {
         return match answer {
-            Some(answer) => written::write(request, &answer),
+            Some(answer) => raw_response::write(request, &answer),
             None => drop(request.into_writer()),
         };
     }
@@ -413,8 +413,8 @@ fn respond(request: tiny_http::Request, response: HttpResponse) {
 fn respond_after_body(request: tiny_http::Request, response: HttpResponse, body_read: bool) {
     // Most answers are written in one piece, past tiny_http's response
     // machinery; the rest as tiny_http frames them.
-    if written::fits(&request, &response, body_read) {
-        written::write(request, &response);
+    if raw_response::fits(&request, &response, body_read) {
+        raw_response::write(request, &response);
     } else {
         // A client that hung up is no fault of ours; there is no one to tell.
         let _ = request.respond(tiny_response(response));

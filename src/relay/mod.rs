@@ -59,8 +59,8 @@
 //! own: `examples/stdio_relay.rs` is the whole program, [`Relay`] over
 //! stdin and stdout.
 
-mod threads;
-mod workers;
+mod pool;
+mod pumps;
 
 use std::env;
 use std::fmt;
@@ -73,11 +73,11 @@ use crate::client::passthrough::Passthrough;
 use crate::client::ClientError;
 
 /// The environment variable that carries the session's URL to the relay.
-pub const URL_VAR: &str = "TOOLHOST_BRIDGE_URL";
+pub const URL_VAR: &str = "TOOLHOST_RELAY_URL";
 
 /// The environment variable that carries the session's `Authorization`
 /// header value (`Bearer th_…`) to the relay.
-pub const AUTHORIZATION_VAR: &str = "TOOLHOST_BRIDGE_AUTHORIZATION";
+pub const AUTHORIZATION_VAR: &str = "TOOLHOST_RELAY_AUTHORIZATION";
 
 /// How long the relay lets the endpoint stay silent on one request before
 /// it answers the request with an error. Long, because a tool may work for
@@ -202,7 +202,7 @@ impl Relay {
         R: BufRead + Send + 'static,
         W: Write + Send + 'static,
     {
-        threads::run(self.upstream, input, output)
+        pumps::run(self.upstream, input, output)
     }
 }
 

@@ -50,7 +50,7 @@ pub(crate) const DEFAULT_SERVER_CALL_TIMEOUT: Duration = Duration::from_secs(60)
 /// application that embeds the host more than that. Public because a
 /// result past it is a tool error, so a server's author compares against
 /// it.
-pub const DEFAULT_MAX_RELAY_BYTES: usize = 4 << 20;
+pub const DEFAULT_MAX_SERVER_MESSAGE_BYTES: usize = 4 << 20;
 
 /// The default first pause of [`McpServerBuilder::reconnect_backoff`]; it
 /// doubles with each failure in a row.
@@ -76,7 +76,7 @@ impl McpServerBuilder {
             max_concurrent_calls: DEFAULT_SERVER_CALLS,
             max_queued_calls: DEFAULT_SERVER_QUEUE,
             call_timeout: DEFAULT_SERVER_CALL_TIMEOUT,
-            max_message_bytes: DEFAULT_MAX_RELAY_BYTES,
+            max_message_bytes: DEFAULT_MAX_SERVER_MESSAGE_BYTES,
             reconnect_backoff: Backoff {
                 first: DEFAULT_RECONNECT_FIRST,
                 max: DEFAULT_RECONNECT_MAX,
@@ -138,7 +138,7 @@ impl McpServerBuilder {
     }
 
     /// The largest message relayed from the server, in bytes (4 MiB by
-    /// default, [`DEFAULT_MAX_RELAY_BYTES`]): a result, a notification
+    /// default, [`DEFAULT_MAX_SERVER_MESSAGE_BYTES`]): a result, a notification
     /// of a call (progress, log), a page of `tools/list`. Nothing past the
     /// limit is buffered: over HTTP the client stops reading there
     /// ([`ClientBuilder::max_message_bytes`](crate::client::ClientBuilder::max_message_bytes))

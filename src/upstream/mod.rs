@@ -78,7 +78,7 @@ use crate::model::{Tool, ToolOutcome};
 use crate::sync::lock;
 
 use builder::Settings;
-pub use builder::DEFAULT_MAX_RELAY_BYTES;
+pub use builder::DEFAULT_MAX_SERVER_MESSAGE_BYTES;
 #[cfg(test)]
 pub(crate) use builder::{
     DEFAULT_RECONNECT_FIRST, DEFAULT_RECONNECT_MAX, DEFAULT_SERVER_CALLS,

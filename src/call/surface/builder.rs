@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::{untyped, StaticSurface};
 use crate::call::context::CallContext;
-use crate::call::fallible::ToolError;
+use crate::call::tool_error::ToolError;
 use crate::call::typed::{typed_tool, Reply};
 use crate::error::Error;
 use crate::model::{Tool, ToolOutcome};

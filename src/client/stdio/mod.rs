@@ -15,9 +15,9 @@
 //! client speaks; the server answers with the one it will speak, and a
 //! server that refuses the offer outright is offered the older ones in turn.
 
+mod oversized_line;
 mod route;
 mod server;
-mod skipped;
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

@@ -17,7 +17,7 @@
 //!   stop waiting, and its answer is not sent.
 //! - `notifications/tools/list_changed` calls the client's callback.
 //! - A line too long to read ([`Incoming::Oversize`]) is known by its
-//!   two ends (`skipped.rs`): when they name the id of a waiting request,
+//!   two ends (`oversized_line.rs`): when they name the id of a waiting request,
 //!   that request fails ([`Delivery::TooLarge`]); when they show a request
 //!   or notification of the server, or an id that is none of ours, no
 //!   request does, and a warning goes to
@@ -43,8 +43,8 @@ use crate::model::method::Method;
 use crate::model::LogLevel;
 use crate::sync::lock;
 
+use super::oversized_line::{read_ends, Skipped};
 use super::server::LogCallback;
-use super::skipped::{read_ends, Skipped};
 
 /// The warning [`StdioServer::on_log`](super::StdioServer::on_log) hears
 /// when a request or notification of the server was skipped for its size.

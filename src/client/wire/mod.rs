@@ -15,11 +15,11 @@
 //!
 //! `link.rs` holds the connection and one exchange on it; `stream.rs`
 //! reads a POST's answer, JSON or event stream, into an [`Inbox`];
-//! `beside.rs` answers questions on threads of their own while the stream
+//! `side_answers.rs` answers questions on threads of their own while the stream
 //! is read, for a call that asks for it.
 
-mod beside;
 mod link;
+mod side_answers;
 mod stream;
 
 use std::borrow::Cow;
@@ -38,8 +38,8 @@ use crate::client::rpc::{self, Incoming, Mode};
 use crate::client::Settings;
 use crate::model::method::Method;
 
-use beside::Beside;
 pub(crate) use link::{drain_for_status, Connection, Link};
+use side_answers::Beside;
 pub(crate) use stream::{deliver, listen, Inbox, Outgoing};
 
 /// The largest body read from the answer to a notification or a `DELETE`,

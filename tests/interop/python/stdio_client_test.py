@@ -52,7 +52,7 @@ def entry_checks(checks: Checks, entry: dict[str, Any]) -> StdioServerParameters
             f"env {env!r} is not a list of {{name, value}}",
         )
         variables = {v["name"]: v["value"] for v in env}
-        bearer = variables.get("TOOLHOST_BRIDGE_AUTHORIZATION", "")
+        bearer = variables.get("TOOLHOST_RELAY_AUTHORIZATION", "")
         expect(bearer.startswith("Bearer "), "the env carries no Authorization value")
         expect(bearer not in json.dumps([command, entry["args"]]), "the bearer is on the command line")
     except CheckFailed as exc:

@@ -399,7 +399,7 @@ fn an_agent_without_http_gets_the_stdio_entry_and_reaches_the_tools_through_the_
     assert!(
         turn.stdout.contains(&format!(
             "McpServerStdio named \"toolhost-demo\" running {} with 0 arg(s) and env \
-             TOOLHOST_BRIDGE_URL, TOOLHOST_BRIDGE_AUTHORIZATION",
+             TOOLHOST_RELAY_URL, TOOLHOST_RELAY_AUTHORIZATION",
             exe.display()
         )),
         "{show}"
@@ -434,9 +434,9 @@ fn the_stand_in_takes_the_sessions_stdio_entry_in_either_acp_version() {
     assert_eq!(
         parsed.env,
         [
-            ("TOOLHOST_BRIDGE_URL".to_owned(), session.url()),
+            ("TOOLHOST_RELAY_URL".to_owned(), session.url()),
             (
-                "TOOLHOST_BRIDGE_AUTHORIZATION".to_owned(),
+                "TOOLHOST_RELAY_AUTHORIZATION".to_owned(),
                 session.authorization()
             ),
         ]

@@ -1,4 +1,5 @@
-//! Handlers that return `Result`, so that `?` works in them.
+//! A tool's error, [`ToolError`], which lets a handler return `Result`
+//! so that `?` works in it.
 //!
 //! A handler's error is one of two things, and the model must hear them
 //! differently. Most errors a tool meets are answers the model can act on

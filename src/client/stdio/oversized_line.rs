@@ -1,7 +1,7 @@
-//! What a line too long to read says of itself. The reader skips such a
-//! line and keeps only its two ends (512 bytes each); a JSON-RPC message
-//! puts what it is and whom it answers at one end or the other: SDKs
-//! write `{"jsonrpc", "id", "result"…}` (Python, Rust) or
+//! What an oversized line, one too long to read, says of itself. The reader
+//! skips such a line and keeps only its two ends (512 bytes each); a
+//! JSON-RPC message puts what it is and whom it answers at one end or the
+//! other: SDKs write `{"jsonrpc", "id", "result"…}` (Python, Rust) or
 //! `{"result"…, "jsonrpc", "id"}` (TypeScript), and a request or
 //! notification names its `method` before its `params`. So the ends tell,
 //! most of the time, which waiting request a skipped answer was for: that

@@ -1,9 +1,10 @@
-//! Answering the server's questions beside the call's event stream: each
-//! question's handler runs on a scoped thread of its own while the stream
-//! keeps being read, so that the server's `notifications/cancelled` naming
-//! a question is seen while its handler still works on the answer — the
-//! handler reads it as [`ServerRequest::withdrawn`], and a withdrawn
-//! question's answer is not sent (MCP: no response to a cancelled request).
+//! Side answers: the server's questions answered on side threads, beside
+//! the call's event stream. Each question's handler runs on a scoped thread
+//! of its own while the stream keeps being read, so that the server's
+//! `notifications/cancelled` naming a question is seen while its handler
+//! still works on the answer — the handler reads it as
+//! [`ServerRequest::withdrawn`], and a withdrawn question's answer is not
+//! sent (MCP: no response to a cancelled request).
 //!
 //! Only a call whose options say so (`CallOptions::on_request_beside_stream`)
 //! answers this way, and a thread starts only when a question comes: a

@@ -1,7 +1,7 @@
-//! The relay's threads: one reads the input, one coordinates, one per
-//! request in flight carries it upstream and its answer back (kept for the
-//! next request: `workers.rs`), and one listens on the MCP session's
-//! standalone stream.
+//! The relay's pumps, the threads that move its messages: one reads the
+//! input, one coordinates, one per request in flight carries it upstream
+//! and its answer back (kept for the next request: `pool.rs`), and one
+//! listens on the MCP session's standalone stream.
 //!
 //! Every line to the output goes through [`Output`], one whole line under
 //! one lock, so that answers arriving on several threads at once never
@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::workers::Workers;
+use super::pool::Workers;
 use super::Ending;
 use crate::client::passthrough::{request_ids, Link, Passthrough, Unanswered};
 use crate::client::{CancelHandle, ClientError};

@@ -1,8 +1,8 @@
-//! The threads that carry the relay's requests, kept for the next request
-//! rather than started for each one: starting a thread cost a relayed call
-//! more than the HTTP exchange itself. Each keeps its own keep-alive
-//! connection to the endpoint, so a client that calls one request after
-//! another pays neither a thread nor a connect per call.
+//! The pool of threads that carry the relay's requests, kept for the next
+//! request rather than started for each one: starting a thread cost a
+//! relayed call more than the HTTP exchange itself. Each keeps its own
+//! keep-alive connection to the endpoint, so a client that calls one
+//! request after another pays neither a thread nor a connect per call.
 //!
 //! There is no bound: every request in flight has a thread, so a long call
 //! never holds up the next (a job waits only for a thread to pick it up).

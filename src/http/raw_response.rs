@@ -1,5 +1,5 @@
-//! Complete responses written by hand on the request's connection, as the
-//! same bytes tiny_http would write.
+//! Raw responses: complete responses written by hand on the request's
+//! connection, as the same bytes tiny_http would write.
 //!
 //! tiny_http's `Request::respond` costs a small JSON answer as much as the
 //! whole protocol work of a tool call (BENCHMARKS.md): it
