@@ -117,7 +117,7 @@ impl Drop for Slot<'_> {
 
 impl Drainer {
     /// Reads what is left of `request`'s body (`unread` bytes, at most
-    /// [`Drainer::max_drained`]) and throws it away, then writes `answer`,
+    /// the host's bound, see `reply`) and throws it away, then writes `answer`,
     /// if any, with every header it has; then runs `done`. All of it on a
     /// drain thread.
     pub(crate) fn answer_after_body(
