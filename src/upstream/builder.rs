@@ -286,15 +286,17 @@ impl McpServerBuilder {
         // them in `CallContext::log`.
         Ok(match self.remote {
             Remote::Http(builder) => {
-                // Each client holds its MCP session's standalone stream, so
-                // that a ping a tool sends about no call is answered as
-                // over stdio, and a list change is heard on any stream.
+                // Each client refreshes the layer at a list change heard on
+                // a call's stream, as a stdio server's is. It does not hold
+                // its session's standalone stream: under Wine, a gateway
+                // whose pooled clients held one stalled its calls by the
+                // read timeout (cause not found yet); the layer's watch
+                // follows that stream instead, on a session of its own.
                 let changes = Arc::clone(&signal);
                 let builder = builder
                     .capabilities(asks)
                     .log_level(LogLevel::Debug)
                     .max_message_bytes(self.max_message_bytes)
-                    .standalone_stream(true)
                     .on_tools_changed(move || changes.want_refresh());
                 Arc::new(Inner::new(
                     settings,

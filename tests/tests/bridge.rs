@@ -458,7 +458,7 @@ fn the_python_sdk_server_is_bridged_beside_the_local_tools_in_both_eras() {
         check_python_sdk_bridged(&mut session.client().unwrap(), &format!("{era:?}"));
         // 2026-07-28 has no requests of the server, nor list changes on a call.
         if era == Era::Stateful {
-            check_python_sdk_speaks_bridged(&session, "Stateful");
+            check_python_sdk_speaks_bridged(&session, "Stateful", false);
         }
     }
 }

@@ -465,7 +465,7 @@ fn the_python_sdk_server_is_bridged_over_stdio_beside_the_local_tools() {
     let local_host = ToolHost::bind(log.hook(HostConfig::default())).unwrap();
     let session = local_host.open_session(gateway(layer));
     check_python_sdk_bridged(&mut session.client().unwrap(), "stdio");
-    check_python_sdk_speaks_bridged(&session, "stdio");
+    check_python_sdk_speaks_bridged(&session, "stdio", true);
     drop(session);
     wait_for(
         "the Python server to end with the session's surface",
